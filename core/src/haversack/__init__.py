@@ -1,0 +1,1 @@
+"""Haversack: a thin core for distributable LLM tool packs."""

@@ -1,0 +1,147 @@
+"""The ``Filesystem`` protocol that workspace packs implement and file tools use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "EntryKind",
+    "FileStat",
+    "Filesystem",
+    "GrepMatch",
+    "GrepResult",
+    "ReadWindow",
+    "Snapshottable",
+    "WriteMode",
+]
+
+EntryKind = Literal["file", "directory"]
+WriteMode = Literal["create", "overwrite", "append"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """One entry: its normalised path, its kind and, for files, its size in UTF-8 bytes."""
+
+    path: str
+    kind: EntryKind
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReadWindow:
+    """A window of a text file's lines.
+
+    ``content`` is the exact text of lines ``offset`` (0-based) to ``offset + len(lines)``,
+    line endings included, so concatenating windows gives back the file byte for byte.
+    ``total_lines`` counts every line of the file.
+    """
+
+    path: str
+    content: str
+    offset: int
+    total_lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class GrepMatch:
+    """A matching line: path, 1-based line number and the line without its ending."""
+
+    path: str
+    line_number: int
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
+class GrepResult:
+    """Matches in path then line order; ``truncated`` when ``max_matches`` cut the search."""
+
+    matches: tuple[GrepMatch, ...]
+    truncated: bool = False
+
+
+@runtime_checkable
+class Snapshottable(Protocol):
+    """A resource the executor can snapshot before a tool call and restore after a failure.
+
+    ``snapshot`` must be cheap (it runs before every mutating call) and ``restore`` exact.
+    A snapshot is opaque to the caller; it is only ever passed back to ``restore`` of the
+    object that made it.
+    """
+
+    def snapshot(self) -> object: ...
+
+    def restore(self, snapshot: object) -> None: ...
+
+
+@runtime_checkable
+class Filesystem(Snapshottable, Protocol):
+    """A workspace of text files and directories.
+
+    Every ``path`` argument is normalised with :func:`haversack.normalize_path` using
+    ``mount_point`` (so ``"/workspace/a.txt"``, ``" a.txt "`` and ``"a//a.txt"`` are one
+    file). Failures raise :class:`haversack.errors.FilesystemError` subclasses whose
+    messages are written for the model. Content is ``str`` and round-trips exactly:
+    no newline translation, no stripping.
+    """
+
+    @property
+    def mount_point(self) -> str:
+        """Where the workspace root appears to the model, e.g. ``"/workspace"``."""
+        ...
+
+    def normalize(self, path: str) -> str:
+        """Normalise ``path`` exactly as every other method of this filesystem does."""
+        ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def stat(self, path: str) -> FileStat: ...
+
+    def list(self, path: str = "") -> tuple[FileStat, ...]:
+        """Direct children of a directory, sorted by name."""
+        ...
+
+    def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> ReadWindow:
+        """Lines ``offset`` .. ``offset + limit`` of a text file (all remaining if ``None``)."""
+        ...
+
+    def read_text(self, path: str) -> str:
+        """The whole text of a file."""
+        ...
+
+    def write(
+        self, path: str, content: str, *, mode: WriteMode = "create", parents: bool = True
+    ) -> int:
+        """Write ``content`` and return the number of UTF-8 bytes written.
+
+        ``create`` refuses an existing path, ``overwrite`` replaces (or creates), ``append``
+        extends (or creates). ``parents`` creates missing parent directories.
+        """
+        ...
+
+    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
+        """Replace ``old`` by ``new``; return the number of replacements.
+
+        Without ``replace_all`` the match must be unique.
+        """
+        ...
+
+    def glob(self, pattern: str, *, path: str = "") -> tuple[str, ...]:
+        """Files under ``path`` matching ``pattern`` (``**`` spans zero or more directories),
+        sorted."""
+        ...
+
+    def grep(
+        self, pattern: str, *, path: str = "", glob: str | None = None, max_matches: int = 100
+    ) -> GrepResult:
+        """Lines matching the regular expression ``pattern`` in files under ``path``."""
+        ...
+
+    def delete(self, path: str, *, recursive: bool = False) -> tuple[str, ...]:
+        """Remove a file, or a directory tree when ``recursive``; return every removed path,
+        sorted."""
+        ...
+
+    def mkdir(self, path: str, *, parents: bool = True, exist_ok: bool = True) -> None: ...

@@ -1,0 +1,193 @@
+"""Every exception Haversack raises, in one tree.
+
+Framework misuse (a bad section, a clashing pack) raises at construction or composition time.
+A tool failing at run time never raises into the evaluation: the executor turns it into a
+``ToolResult.error``. The two channels share this hierarchy so callers can catch either::
+
+    HaversackError
+    ├── PromptError
+    │   ├── PromptValidationError (ValueError)      a prompt, section or tool is malformed
+    │   │   └── NameConflictError                   two contributors claim one name
+    │   └── PromptRenderError                       rendering needs params it was not given
+    ├── ToolValidationError (ValueError)            tool arguments or tool input are invalid
+    │   └── FilesystemError                         a filesystem operation cannot be done
+    │       ├── InvalidPathError                    the path breaks a path rule
+    │       ├── PathNotFoundError (FileNotFoundError)
+    │       ├── PathExistsError (FileExistsError)
+    │       ├── PathKindError                       file where a directory is needed, or back
+    │       ├── FilesystemLimitError                a size, count or budget limit is exceeded
+    │       └── ReadOnlyFilesystemError (PermissionError)
+    ├── PromptEvaluationError (RuntimeError)        the evaluation itself must stop
+    │   └── DeadlineExceededError
+    ├── ResourceError (LookupError)                 a resource is unbound or cannot be built
+    └── PackError                                   a tool pack cannot be used
+        ├── PackLoadError                           import, hook or compatibility failure
+        └── PackConfigError (ValueError)            a pack's configuration is invalid
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "DeadlineExceededError",
+    "FilesystemError",
+    "FilesystemLimitError",
+    "HaversackError",
+    "InvalidPathError",
+    "NameConflictError",
+    "PackConfigError",
+    "PackError",
+    "PackLoadError",
+    "PathExistsError",
+    "PathKindError",
+    "PathNotFoundError",
+    "PromptError",
+    "PromptEvaluationError",
+    "PromptRenderError",
+    "PromptValidationError",
+    "ReadOnlyFilesystemError",
+    "ResourceError",
+    "ToolValidationError",
+]
+
+
+class HaversackError(Exception):
+    """Root of every error Haversack raises."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class PromptError(HaversackError):
+    """A prompt, section or tool definition problem, with where it happened.
+
+    ``section_path`` is the tuple of section keys from the root, ``tool_name`` the tool
+    involved, ``dataclass_type`` the params or result dataclass and ``placeholder`` the
+    template placeholder, each ``None`` (or empty) when it does not apply.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        section_path: Sequence[str] = (),
+        tool_name: str | None = None,
+        dataclass_type: type | None = None,
+        placeholder: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.section_path: tuple[str, ...] = tuple(section_path)
+        self.tool_name = tool_name
+        self.dataclass_type = dataclass_type
+        self.placeholder = placeholder
+
+    def __str__(self) -> str:
+        where: list[str] = []
+        if self.section_path:
+            where.append(f"section {'.'.join(self.section_path)!r}")
+        if self.tool_name is not None:
+            where.append(f"tool {self.tool_name!r}")
+        if self.dataclass_type is not None:
+            where.append(f"dataclass {self.dataclass_type.__qualname__}")
+        if self.placeholder is not None:
+            where.append(f"placeholder {self.placeholder!r}")
+        return f"{self.message} [{', '.join(where)}]" if where else self.message
+
+
+class PromptValidationError(PromptError, ValueError):
+    """A prompt, section, tool or example breaks a construction rule."""
+
+
+class NameConflictError(PromptValidationError):
+    """Two contributors claim the same name (pack, section key, tool, policy or resource).
+
+    ``kind`` is what clashed (``"tool"``, ``"section"``...), ``name`` the contested name and
+    ``contributors`` the two parties, each described with its distribution and version.
+    """
+
+    def __init__(self, message: str, *, kind: str, name: str, contributors: Sequence[str]) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+        self.contributors: tuple[str, ...] = tuple(contributors)
+
+
+class PromptRenderError(PromptError):
+    """Rendering failed, typically because required params are missing."""
+
+
+class ToolValidationError(HaversackError, ValueError):
+    """Tool arguments or tool input are invalid; the message is written for the model.
+
+    ``field_path`` locates the offending field in the arguments (``"steps.0.title"``) when
+    one field is to blame.
+    """
+
+    def __init__(self, message: str, *, field_path: str | None = None) -> None:
+        super().__init__(message)
+        self.field_path = field_path
+
+
+class FilesystemError(ToolValidationError):
+    """A filesystem operation cannot be done; ``path`` is the normalised path involved."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class InvalidPathError(FilesystemError):
+    """The path escapes the workspace or breaks a depth, length or character rule."""
+
+
+class PathNotFoundError(FilesystemError, FileNotFoundError):
+    """No file or directory exists at the path."""
+
+
+class PathExistsError(FilesystemError, FileExistsError):
+    """Something already exists at the path and the operation refuses to replace it."""
+
+
+class PathKindError(FilesystemError):
+    """The path is a directory where a file is needed, or a file where a directory is."""
+
+
+class FilesystemLimitError(FilesystemError):
+    """A size, count or byte-budget limit would be exceeded."""
+
+
+class ReadOnlyFilesystemError(FilesystemError, PermissionError):
+    """The filesystem (or this part of it) cannot be written."""
+
+
+class PromptEvaluationError(HaversackError, RuntimeError):
+    """The evaluation cannot continue; raised out of the executor, never turned into a result."""
+
+
+class DeadlineExceededError(PromptEvaluationError):
+    """The evaluation's deadline has passed."""
+
+
+class ResourceError(HaversackError, LookupError):
+    """A resource is not bound, or its factory failed."""
+
+
+class PackError(HaversackError):
+    """A tool pack cannot be used; ``pack`` names it when known."""
+
+    def __init__(self, message: str, *, pack: str | None = None) -> None:
+        super().__init__(message)
+        self.pack = pack
+
+
+class PackLoadError(PackError):
+    """A pack failed to import, a hook raised or returned garbage, or it is incompatible."""
+
+
+class PackConfigError(PackError, ValueError):
+    """A pack's configuration has unknown keys or values of the wrong type."""

@@ -1,0 +1,1 @@
+"""haversack-vfs pack."""
