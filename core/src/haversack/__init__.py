@@ -1,1 +1,76 @@
-"""Haversack: a thin core for distributable LLM tool packs."""
+"""Haversack: a thin core for distributable LLM tool packs.
+
+A prompt is a tree of sections (markdown instructions) carrying tools (typed
+function-calling affordances) and policies (rules on when a tool may run). Tool packs are
+separately installed distributions that contribute sections, tools, policies and resources
+through pluggy hooks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._context import ResourceLookup, ToolContext
+from ._filesystem import FileStat, Filesystem, GrepMatch, GrepResult, ReadWindow, Snapshottable
+from ._markdown import MarkdownSection
+from ._paths import normalize_path
+from ._policy import PolicyDecision, ToolPolicy
+from ._prompt import Prompt, RenderedPrompt
+from ._result import ToolResult
+from ._section import Section
+from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
+from .errors import (
+    DeadlineExceededError,
+    HaversackError,
+    NameConflictError,
+    PromptEvaluationError,
+    PromptRenderError,
+    PromptValidationError,
+    ToolValidationError,
+)
+
+__all__ = [
+    "DeadlineExceededError",
+    "FileStat",
+    "Filesystem",
+    "GrepMatch",
+    "GrepResult",
+    "HaversackError",
+    "MarkdownSection",
+    "NameConflictError",
+    "PolicyDecision",
+    "Prompt",
+    "PromptEvaluationError",
+    "PromptRenderError",
+    "PromptValidationError",
+    "ReadWindow",
+    "RenderedPrompt",
+    "ResourceLookup",
+    "Section",
+    "Snapshottable",
+    "Tool",
+    "ToolAnnotations",
+    "ToolContext",
+    "ToolExample",
+    "ToolHandler",
+    "ToolPolicy",
+    "ToolResult",
+    "ToolValidationError",
+    "normalize_path",
+    "tool",
+]
+
+# Show the public home of each name in reprs, tracebacks and docs.
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith("haversack._"):
+        _obj.__module__ = "haversack"
+del _name, _obj
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("haversack")
+    raise AttributeError(f"module 'haversack' has no attribute {name!r}")

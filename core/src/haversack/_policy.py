@@ -1,0 +1,58 @@
+"""The ``ToolPolicy`` protocol and ``PolicyDecision``: rules on when a tool may run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ._context import ToolContext
+    from ._result import ToolResult
+    from ._tool import Tool
+
+__all__ = ["PolicyDecision", "ToolPolicy"]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDecision:
+    """A policy's verdict on one call; ``reason`` is shown to the model on denial."""
+
+    allowed: bool
+    reason: str = ""
+
+    @classmethod
+    def allow(cls) -> PolicyDecision:
+        return _ALLOW
+
+    @classmethod
+    def deny(cls, reason: str) -> PolicyDecision:
+        if not reason.strip():
+            raise ValueError("A denial needs a reason the model can act on.")
+        return cls(allowed=False, reason=reason)
+
+
+_ALLOW = PolicyDecision(allowed=True)
+
+
+@runtime_checkable
+class ToolPolicy(Protocol):
+    """A rule consulted before a tool runs and told about every successful call.
+
+    ``name`` is unique within a prompt. ``check`` runs before the handler for every tool the
+    policy governs (the tools of the section it is attached to, or all tools for a
+    prompt-wide policy); every governing policy must allow. ``on_result`` runs after every
+    successful call of any tool in the prompt, so a policy can track tools of other
+    sections. Policies keep their state in ``context.session`` so that a rolled-back call
+    leaves no trace in it.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def check(
+        self, tool: Tool[Any, Any], params: Any, *, context: ToolContext
+    ) -> PolicyDecision: ...
+
+    def on_result(
+        self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
+    ) -> None: ...

@@ -1,0 +1,365 @@
+"""``Tool``, ``ToolExample``, ``ToolAnnotations`` and the ``@tool`` decorator."""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import inspect
+import re
+import typing
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
+
+from ._generic import Specializable, type_name
+from ._result import ToolResult
+from .errors import PromptValidationError
+
+if TYPE_CHECKING:
+    from ._context import ToolContext
+
+__all__ = ["Tool", "ToolAnnotations", "ToolExample", "ToolHandler", "tool"]
+
+ParamsT = TypeVar("ParamsT")
+ResultT = TypeVar("ResultT")
+ParamsT_contra = TypeVar("ParamsT_contra", contravariant=True)
+
+_NAME = re.compile(r"[a-z0-9_-]{1,64}")
+_MAX_DESCRIPTION = 200
+
+
+class ToolHandler(Protocol[ParamsT_contra, ResultT]):
+    """``handler(params, *, context) -> ToolResult`` (or an awaitable of one)."""
+
+    def __call__(
+        self, params: ParamsT_contra, /, *, context: ToolContext
+    ) -> ToolResult[ResultT] | Awaitable[ToolResult[ResultT]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnnotations:
+    """Hints about a tool's effects, named as MCP names them; ``None`` means unspecified.
+
+    The executor skips the transaction snapshot for ``read_only`` tools.
+    """
+
+    read_only: bool = False
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExample(Generic[ParamsT, ResultT]):
+    """A worked call: ``input`` must be the tool's params, ``output`` its result value."""
+
+    description: str
+    input: ParamsT
+    output: ResultT
+
+
+@dataclass(frozen=True, eq=False)
+class Tool(Specializable, Generic[ParamsT, ResultT]):
+    """A typed function-calling affordance. Create it as ``Tool[Params, Result](...)``.
+
+    ``Params`` is a dataclass or ``None``; ``Result`` a dataclass, ``None`` or a sequence of
+    dataclasses. The handler has the shape ``handler(params, *, context)`` and returns a
+    ``ToolResult`` (sync or async). Every rule is checked here; a violation raises
+    :class:`PromptValidationError` naming the tool.
+    """
+
+    name: str
+    description: str
+    handler: ToolHandler[ParamsT, ResultT] | None
+    examples: Sequence[ToolExample[ParamsT, ResultT]] = ()
+    annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+    original_name: str = ""
+    params_type: type[ParamsT] | None = field(init=False, repr=False)
+    result_type: type[Any] | None = field(init=False, repr=False)
+    result_is_sequence: bool = field(init=False, repr=False)
+    is_async: bool = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        args = type(self).__type_args__
+        if args is None or len(args) != 2:
+            raise PromptValidationError(
+                "Tool needs its type arguments: create it as Tool[ParamsType, ResultType](...) "
+                "(use None for a tool without params or without a result value).",
+                tool_name=self.name if isinstance(self.name, str) else None,
+            )
+        _check_name(self.name)
+        set_ = object.__setattr__
+        if not self.original_name:
+            # Renaming (a pack's prefix) keeps the original so ${tool:x} references resolve.
+            set_(self, "original_name", self.name)
+        set_(self, "description", _clean_description(self.description, what="Tool", tool=self.name))
+        params_type = _params_type(args[0], self.name)
+        result_type, is_seq = _result_type(args[1], self.name)
+        set_(self, "params_type", params_type)
+        set_(self, "result_type", result_type)
+        set_(self, "result_is_sequence", is_seq)
+        if not isinstance(self.annotations, ToolAnnotations):
+            raise PromptValidationError(
+                "Tool annotations must be a ToolAnnotations instance.", tool_name=self.name
+            )
+        is_async = False
+        if self.handler is not None:
+            is_async = _check_handler(self.handler, self.name)
+        set_(self, "is_async", is_async)
+        set_(self, "examples", tuple(self.examples))
+        for example in self.examples:
+            self._check_example(example)
+
+    def _check_example(self, example: object) -> None:
+        if not isinstance(example, ToolExample):
+            raise PromptValidationError(
+                f"Tool examples must be ToolExample instances, got {type(example).__name__}.",
+                tool_name=self.name,
+            )
+        _clean_description(example.description, what="Tool example", tool=self.name)
+        expected = self.params_type
+        if expected is None:
+            if example.input is not None:
+                raise PromptValidationError(
+                    "Example input must be None: the tool takes no params.", tool_name=self.name
+                )
+        elif not isinstance(example.input, expected):
+            raise PromptValidationError(
+                f"Example input must be a {expected.__qualname__}, got "
+                f"{type(example.input).__qualname__}.",
+                tool_name=self.name,
+                dataclass_type=expected,
+            )
+        self._check_example_output(example.output)
+
+    def _check_example_output(self, output: object) -> None:
+        rtype = self.result_type
+        if rtype is None:
+            ok = output is None
+        elif self.result_is_sequence:
+            ok = (
+                isinstance(output, Sequence)
+                and not isinstance(output, str)
+                and all(isinstance(item, rtype) for item in output)
+            )
+        else:
+            ok = isinstance(output, rtype)
+        if not ok:
+            want = "None" if rtype is None else rtype.__qualname__
+            if self.result_is_sequence:
+                want = f"a sequence of {want}"
+            raise PromptValidationError(
+                f"Example output must be {want}, got {type(output).__qualname__}.",
+                tool_name=self.name,
+                dataclass_type=rtype,
+            )
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise PromptValidationError(
+            f"Tool name {name!r} is invalid: use 1-64 characters from lowercase ASCII letters, "
+            "digits, '_' and '-' (no spaces, no dots).",
+            tool_name=name if isinstance(name, str) else None,
+        )
+
+
+def _clean_description(text: object, *, what: str, tool: str) -> str:
+    if not isinstance(text, str):
+        raise PromptValidationError(f"{what} description must be a string.", tool_name=tool)
+    stripped = text.strip()
+    if not stripped.isascii():
+        raise PromptValidationError(
+            f"{what} description must be ASCII (providers reject other characters).",
+            tool_name=tool,
+        )
+    if not 1 <= len(stripped) <= _MAX_DESCRIPTION:
+        raise PromptValidationError(
+            f"{what} description must be 1-{_MAX_DESCRIPTION} characters after stripping, "
+            f"got {len(stripped)}.",
+            tool_name=tool,
+        )
+    return stripped
+
+
+def _params_type(tp: object, tool: str) -> type[Any] | None:
+    if tp is None or tp is type(None):
+        return None
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return tp
+    raise PromptValidationError(
+        f"Tool params type must be a dataclass or None, got {type_name(tp)}.", tool_name=tool
+    )
+
+
+_SEQUENCE_ORIGINS = (list, tuple, collections.abc.Sequence)
+
+
+def _result_type(tp: object, tool: str) -> tuple[type[Any] | None, bool]:
+    if tp is None or tp is type(None):
+        return None, False
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return tp, False
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in _SEQUENCE_ORIGINS:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            args = ()
+        item = args[0] if args else None
+        if isinstance(item, type) and dataclasses.is_dataclass(item):
+            return item, True
+    raise PromptValidationError(
+        "Tool result type must be a dataclass, None, or a sequence of dataclasses "
+        f"(list[X], tuple[X, ...], Sequence[X]); got {type_name(tp)}.",
+        tool_name=tool,
+    )
+
+
+_SIGNATURE_HELP = "handler(params, *, context) -> ToolResult"
+
+
+def _check_handler(handler: object, tool: str) -> bool:
+    """Check the handler's shape; return whether it is a coroutine function."""
+    if not callable(handler):
+        raise PromptValidationError(
+            f"Tool handler must be callable, got {type(handler).__name__}.", tool_name=tool
+        )
+    code: Any = getattr(handler, "__code__", None)
+    defaults: Any = getattr(handler, "__defaults__", None)
+    if code is not None and inspect.isfunction(cast(Any, handler)):
+        # Fast path for plain functions: building an inspect.Signature costs ~10x more.
+        flags = code.co_flags
+        ok = (
+            code.co_argcount == 1
+            and code.co_posonlyargcount <= 1
+            and code.co_kwonlyargcount == 1
+            and code.co_varnames[1] == "context"
+            and not flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+            and not defaults
+        )
+        if ok:
+            return inspect.iscoroutinefunction(handler)
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError) as exc:
+        raise PromptValidationError(
+            f"Cannot read the handler's signature ({exc}); it must be {_SIGNATURE_HELP}.",
+            tool_name=tool,
+        ) from exc
+    params = list(signature.parameters.values())
+    positional = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    keyword = [p for p in params if p.kind is p.KEYWORD_ONLY]
+    ok = (
+        len(params) == 2
+        and len(positional) == 1
+        and len(keyword) == 1
+        and keyword[0].name == "context"
+    )
+    if not ok:
+        raise PromptValidationError(
+            f"Tool handler {getattr(handler, '__qualname__', handler)!r} has signature "
+            f"{signature}; it must be {_SIGNATURE_HELP}: exactly one positional parameter "
+            "and a keyword-only 'context'.",
+            tool_name=tool,
+        )
+    call = getattr(handler, "__call__", None)  # noqa: B004 - callable objects
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
+
+
+HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool[Any, Any]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    examples: Sequence[ToolExample[Any, Any]] = (),
+    annotations: ToolAnnotations | None = None,
+) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    examples: Sequence[ToolExample[Any, Any]] = (),
+    annotations: ToolAnnotations | None = None,
+) -> Tool[Any, Any] | Callable[[Callable[..., Any]], Tool[Any, Any]]:
+    """Build a :class:`Tool` from a handler function.
+
+    The name defaults to the function's name, the description to the first paragraph of its
+    docstring, and the params and result types come from the annotations of its positional
+    parameter and its ``ToolResult[...]`` return type. Use bare (``@tool``) or with
+    arguments (``@tool(name="x")``).
+    """
+
+    def build(func: Callable[..., Any]) -> Tool[Any, Any]:
+        tool_name = name if name is not None else getattr(func, "__name__", "")
+        params_type, result_type = _types_from_annotations(func, tool_name)
+        text = description if description is not None else _first_paragraph(func, tool_name)
+        return Tool[params_type, result_type](  # type: ignore[valid-type]
+            name=tool_name,
+            description=text,
+            handler=func,
+            examples=examples,
+            annotations=annotations or ToolAnnotations(),
+        )
+
+    return build(fn) if fn is not None else build
+
+
+def _first_paragraph(func: Callable[..., Any], tool: str) -> str:
+    doc = inspect.getdoc(func)
+    if not doc:
+        raise PromptValidationError(
+            "@tool needs a docstring (its first paragraph becomes the description) or an "
+            "explicit description=.",
+            tool_name=tool,
+        )
+    return " ".join(doc.split("\n\n", 1)[0].split())
+
+
+def _types_from_annotations(func: Callable[..., Any], tool: str) -> tuple[Any, Any]:
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception as exc:  # NameError, TypeError: unresolvable forward references
+        raise PromptValidationError(
+            f"Cannot resolve the annotations of {func.__qualname__}: {exc}.", tool_name=tool
+        ) from exc
+    try:
+        first = next(
+            p
+            for p in inspect.signature(func).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        )
+    except StopIteration:
+        raise PromptValidationError(
+            f"{func.__qualname__} takes no positional params argument; it must be "
+            f"{_SIGNATURE_HELP}.",
+            tool_name=tool,
+        ) from None
+    if first.name not in hints:
+        raise PromptValidationError(
+            f"Annotate the params argument {first.name!r} of {func.__qualname__} with a "
+            "dataclass (or None).",
+            tool_name=tool,
+        )
+    returned = hints.get("return")
+    if typing.get_origin(returned) is not ToolResult:
+        raise PromptValidationError(
+            f"Annotate the return type of {func.__qualname__} as ToolResult[ResultType].",
+            tool_name=tool,
+        )
+    (result_type,) = typing.get_args(returned)
+    return hints[first.name], result_type

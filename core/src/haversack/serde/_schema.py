@@ -1,0 +1,77 @@
+"""``schema``: self-contained JSON Schema for a tool's params."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from haversack.errors import PromptValidationError
+
+from ._core import core_schema_for
+
+__all__ = ["schema"]
+
+_EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def schema(tp: type[Any] | None) -> dict[str, Any]:
+    """A JSON Schema for params type ``tp`` that LLM providers accept.
+
+    Field descriptions come from ``field(metadata={"description": ...})``; required fields,
+    defaults and enums are kept; every object has ``additionalProperties: false``; nested
+    dataclasses are inlined (no ``$ref`` / ``$defs``) and pydantic's ``title`` noise is
+    dropped. ``None`` (a tool without params) gives an empty object schema. A recursive
+    dataclass cannot be inlined and raises :class:`PromptValidationError`. Returns a fresh
+    copy the caller may modify.
+    """
+    if tp is None:
+        return copy.deepcopy(_EMPTY_OBJECT)
+    return copy.deepcopy(_cached_schema(tp))
+
+
+_cache: dict[type[Any], dict[str, Any]] = {}
+
+
+def _cached_schema(tp: type[Any]) -> dict[str, Any]:
+    found = _cache.get(tp)
+    if found is not None:
+        return found
+    from pydantic.json_schema import GenerateJsonSchema
+
+    raw = GenerateJsonSchema(ref_template="#/$defs/{model}").generate(
+        core_schema_for(tp), mode="validation"
+    )
+    defs = raw.pop("$defs", {})
+    result = _inline(raw, defs, tp, ())
+    if not isinstance(result, dict):  # pragma: no cover - a dataclass always gives an object
+        raise PromptValidationError("Params schema is not an object.", dataclass_type=tp)
+    _cache[tp] = result
+    return result
+
+
+def _inline(node: Any, defs: dict[str, Any], tp: type[Any], stack: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, defs, tp, stack) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        name = ref.rsplit("/", 1)[-1]
+        if name in stack:
+            raise PromptValidationError(
+                f"Params type {tp.__qualname__} is recursive (through {name}); tool parameter "
+                "schemas must be finite to be inlined.",
+                dataclass_type=tp,
+            )
+        target = _inline(defs[name], defs, tp, (*stack, name))
+        extra = {k: _inline(v, defs, tp, stack) for k, v in node.items() if k != "$ref"}
+        return {**target, **extra}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and not isinstance(value, dict):
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: _inline(sub, defs, tp, stack) for name, sub in value.items()}
+        else:
+            out[key] = _inline(value, defs, tp, stack)
+    return out
