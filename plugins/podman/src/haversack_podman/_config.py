@@ -1,0 +1,169 @@
+"""``SandboxConfig``: every knob of a sandbox container, frozen and validated."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
+
+from haversack._paths import normalize_path
+from haversack.errors import PackConfigError
+
+__all__ = ["BUSYBOX_IMAGE", "PYTHON_IMAGE", "SandboxConfig", "parse_bytes"]
+
+#: Offline image with busybox only (built by ``python -m haversack_podman build-images``).
+BUSYBOX_IMAGE: Final = "localhost/haversack-sandbox-busybox:latest"
+#: Offline image with busybox plus the host's CPython (built by ``build-images``).
+PYTHON_IMAGE: Final = "localhost/haversack-sandbox-python:latest"
+
+
+_UNITS: Final = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+_NETNS: Final = ("none", "host", "bridge", "private", "slirp4netns", "pasta")
+
+
+def parse_bytes(text: str) -> int:
+    """``"512m"`` -> 536870912. Units b, k, m, g (binary), case-insensitive."""
+    value = text.strip().lower()
+    unit = value[-1] if value and value[-1] in _UNITS else ""
+    number = value[: len(value) - len(unit)]
+    if not number.isdigit() or int(number) <= 0:
+        raise ValueError(f"{text!r} is not a size like 512m or 1g")
+    return int(number) * _UNITS[unit]
+
+
+def _frozen_env(env: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(env))
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxConfig:
+    """How a session's sandbox container is built and how commands run in it."""
+
+    image: str = field(
+        default=PYTHON_IMAGE,
+        metadata={"description": "Local image to run; never pulled. Build with build-images."},
+    )
+    memory: str = field(
+        default="512m",
+        metadata={"description": "Memory limit (swap included), podman syntax: 512m, 1g."},
+    )
+    cpus: float = field(default=1.0, metadata={"description": "CPU quota in cores."})
+    pids_limit: int = field(
+        default=256, metadata={"description": "Maximum number of processes in the container."}
+    )
+    network: str = field(
+        default="none",
+        metadata={"description": "Podman network mode; 'none' leaves only loopback."},
+    )
+    user: str = field(
+        default="1000:1000",
+        metadata={"description": "uid:gid commands run as; the workspace is owned by it."},
+    )
+    read_only: bool = field(
+        default=True, metadata={"description": "Mount the image's root filesystem read-only."}
+    )
+    tmpfs_size: str = field(
+        default="64m", metadata={"description": "Size of the writable tmpfs at /tmp."}
+    )
+    env: Mapping[str, str] = field(
+        default_factory=dict,
+        metadata={"description": "Environment of every command (per-call env overrides it)."},
+    )
+    mounts: Mapping[str, str] = field(
+        default_factory=dict,
+        metadata={
+            "description": "Host path -> workspace-relative path, copied into the workspace "
+            "when the sandbox starts (copies, not live mounts)."
+        },
+    )
+    connection_url: str | None = field(
+        default=None,
+        metadata={
+            "description": "Podman API URL (unix:///run/podman/podman.sock); None starts a "
+            "private 'podman system service' for this process."
+        },
+    )
+    default_timeout_s: float = field(
+        default=30.0, metadata={"description": "Command timeout when the caller gives none."}
+    )
+    max_timeout_s: float = field(
+        default=300.0, metadata={"description": "Upper bound for any command timeout."}
+    )
+    output_limit_bytes: int = field(
+        default=64 * 1024,
+        metadata={"description": "Bytes kept per stream (stdout, stderr); the rest is cut."},
+    )
+    workspace_root: Path | None = field(
+        default=None,
+        metadata={
+            "description": "Directory holding per-session workspaces; None uses "
+            "<tempdir>/haversack-podman-<uid>/workspaces."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "env", _frozen_env(self.env))
+        object.__setattr__(self, "mounts", MappingProxyType(dict(self.mounts)))
+        problems: list[str] = []
+        if not self.image.strip():
+            problems.append("image must not be empty")
+        if not (math.isfinite(self.cpus) and self.cpus > 0):
+            problems.append(f"cpus must be a positive number, got {self.cpus!r}")
+        if self.pids_limit < 16:
+            problems.append(f"pids_limit must be at least 16, got {self.pids_limit}")
+        if not (math.isfinite(self.default_timeout_s) and self.default_timeout_s > 0):
+            problems.append("default_timeout_s must be a positive number")
+        if not (math.isfinite(self.max_timeout_s) and self.max_timeout_s >= self.default_timeout_s):
+            problems.append("max_timeout_s must be a number >= default_timeout_s")
+        if self.output_limit_bytes < 256:
+            problems.append("output_limit_bytes must be at least 256")
+        for name, size in (("memory", self.memory), ("tmpfs_size", self.tmpfs_size)):
+            try:
+                parse_bytes(size)
+            except ValueError as exc:
+                problems.append(f"{name}: {exc}")
+        if self.network not in _NETNS:
+            problems.append(f"network must be one of {', '.join(_NETNS)}, got {self.network!r}")
+        uid, _, gid = self.user.partition(":")
+        if not (uid.isdigit() and gid.isdigit()):
+            problems.append(f"user must be numeric 'uid:gid', got {self.user!r}")
+        for key in self.env:
+            if not key or "=" in key or "\0" in key:
+                problems.append(f"env key {key!r} is not a valid variable name")
+        for host, target in self.mounts.items():
+            if not Path(host).is_absolute():
+                problems.append(f"mount source {host!r} must be an absolute host path")
+            try:
+                normalize_path(target)
+            except ValueError as exc:
+                problems.append(f"mount target {target!r}: {exc}")
+        if problems:
+            raise PackConfigError(
+                "Invalid SandboxConfig: " + "; ".join(problems) + ".", pack="podman"
+            )
+
+    @property
+    def memory_bytes(self) -> int:
+        """``memory`` in bytes."""
+        return parse_bytes(self.memory)
+
+    @property
+    def uid(self) -> int:
+        """The numeric user id commands run as."""
+        return int(self.user.partition(":")[0])
+
+    @property
+    def gid(self) -> int:
+        """The numeric group id commands run as."""
+        return int(self.user.partition(":")[2])
+
+    def clamp_timeout(self, timeout_s: float | None) -> float:
+        """The effective timeout for a call: the default when None, never above the maximum."""
+        if timeout_s is None:
+            return self.default_timeout_s
+        if not math.isfinite(timeout_s) or timeout_s <= 0:
+            return self.default_timeout_s
+        return min(timeout_s, self.max_timeout_s)

@@ -1,0 +1,19 @@
+"""The errors the Podman pack raises, rooted in ``haversack.errors``."""
+
+from __future__ import annotations
+
+from haversack.errors import HaversackError
+
+__all__ = ["SandboxError", "SandboxImageMissingError", "SandboxUnavailableError"]
+
+
+class SandboxError(HaversackError):
+    """A sandbox operation failed (container create, exec, restore...); the message says why."""
+
+
+class SandboxUnavailableError(SandboxError):
+    """Podman cannot be used (binary missing, service unreachable); the message has the fix."""
+
+
+class SandboxImageMissingError(SandboxUnavailableError):
+    """The configured image is not in the local store (images are never pulled)."""

@@ -1,0 +1,151 @@
+"""One exec session's attached stream over the REST API: stdin in, demultiplexed output out.
+
+podman-py's ``exec_run`` can neither feed stdin nor stop at a deadline, so ``POST
+/exec/{id}/start`` is sent on a raw socket with ``Upgrade: tcp`` (the hijack the Docker and
+Podman CLIs use), after which the socket carries stdin one way and 8-byte framed stdout and
+stderr the other. Half-closing the socket delivers EOF to the command's stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import select
+import socket
+import struct
+import time
+from typing import Final
+from urllib.parse import urlparse
+
+from ._errors import SandboxError, SandboxUnavailableError
+from ._output import CappedBuffer
+
+__all__ = ["ExecStream"]
+
+_HEADER: Final = struct.Struct(">BxxxI")
+_CHUNK: Final = 65536
+
+
+def _connect(base_url: str) -> socket.socket:
+    parsed = urlparse(base_url)
+    if parsed.scheme in ("unix", "http+unix"):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(parsed.path)
+        return sock
+    if parsed.scheme in ("tcp", "http"):
+        return socket.create_connection((parsed.hostname or "localhost", parsed.port or 80))
+    raise SandboxUnavailableError(
+        f"connection_url {base_url!r} is not supported for command execution; use a "
+        "unix:// or tcp:// URL (or None for a private service)."
+    )
+
+
+class ExecStream:
+    """The attached stream of a created exec session; ``pump`` moves data until EOF or a
+    deadline, so the caller can kill a late command and keep draining."""
+
+    def __init__(
+        self,
+        base_url: str,
+        exec_id: str,
+        stdin: bytes | None,
+        stdout: CappedBuffer,
+        stderr: CappedBuffer,
+    ) -> None:
+        self._stdin = stdin
+        self._stdin_sent = 0
+        self._out = {1: stdout, 2: stderr}
+        self._pending = b""
+        self.eof = False
+        try:
+            self._sock = _connect(base_url)
+        except OSError as exc:
+            raise SandboxUnavailableError(
+                f"Cannot connect to the Podman service at {base_url}: {exc}."
+            ) from exc
+        body = json.dumps({"Detach": False, "Tty": False}).encode()
+        request = (
+            f"POST /v1.41/exec/{exec_id}/start HTTP/1.1\r\nHost: podman\r\n"
+            "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+        self._sock.sendall(request)
+        self._read_headers()
+        self._sock.setblocking(False)
+        if stdin is None:
+            self._stdin_done = True
+        else:
+            self._stdin_done = False
+            self._send_stdin()
+
+    def _read_headers(self) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = self._sock.recv(_CHUNK)
+            if not chunk:
+                break
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        parts = status_line.split(" ", 2)
+        if len(parts) < 2 or parts[1] not in ("101", "200"):
+            self._sock.close()
+            raise SandboxError(
+                f"Podman refused to start the command ({status_line.strip() or 'no response'}): "
+                f"{rest.decode('utf-8', errors='replace').strip()[:500]}"
+            )
+        self._pending = rest
+
+    def _send_stdin(self) -> None:
+        assert self._stdin is not None
+        while self._stdin_sent < len(self._stdin):
+            try:
+                sent = self._sock.send(self._stdin[self._stdin_sent : self._stdin_sent + _CHUNK])
+            except BlockingIOError:
+                return
+            except OSError:
+                break  # the command exited without reading all of its input
+            self._stdin_sent += sent
+        self._stdin_done = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_WR)
+
+    def _parse(self) -> None:
+        while len(self._pending) >= _HEADER.size:
+            stream, size = _HEADER.unpack_from(self._pending)
+            if len(self._pending) < _HEADER.size + size:
+                return
+            payload = self._pending[_HEADER.size : _HEADER.size + size]
+            self._pending = self._pending[_HEADER.size + size :]
+            target = self._out.get(stream)
+            if target is not None:
+                target.write(payload)
+
+    def pump(self, deadline: float) -> bool:
+        """Move data until the stream ends (True) or ``time.monotonic()`` reaches ``deadline``."""
+        self._parse()
+        while not self.eof:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            writers = [] if self._stdin_done else [self._sock]
+            readable, writable, _ = select.select([self._sock], writers, [], remaining)
+            if writable:
+                self._send_stdin()
+            if readable:
+                try:
+                    chunk = self._sock.recv(_CHUNK)
+                except BlockingIOError:
+                    continue
+                except ConnectionResetError:
+                    chunk = b""
+                if not chunk:
+                    self.eof = True
+                    break
+                self._pending += chunk
+                self._parse()
+        return True
+
+    def close(self) -> None:
+        """Close the socket (idempotent)."""
+        self._sock.close()

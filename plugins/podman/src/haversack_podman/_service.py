@@ -1,0 +1,180 @@
+"""The Podman REST service: a configured URL, or one private ``podman system service``."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlparse
+
+from ._containers_conf import podman_env
+from ._errors import SandboxImageMissingError, SandboxUnavailableError
+from ._runtime_dir import runtime_dir
+
+__all__ = [
+    "PodmanService",
+    "ensure_image",
+    "get_service",
+    "podman_binary",
+    "shutdown_services",
+]
+
+_INSTALL_HINT: Final = (
+    "install it: apt-get install --no-install-recommends podman runc conmon catatonit "
+    "busybox-static netavark (or run scripts/install-podman.sh as root)"
+)
+_BUILD_HINT: Final = "build it: python -m haversack_podman build-images"
+_START_TIMEOUT_S: Final = 15.0
+
+
+def podman_binary() -> str:
+    """The path of the ``podman`` executable, or a ``SandboxUnavailableError`` with the fix."""
+    found = shutil.which("podman")
+    if found is None:
+        raise SandboxUnavailableError(f"The 'podman' binary is not on PATH; {_INSTALL_HINT}.")
+    return found
+
+
+def _client(base_url: str) -> Any:
+    try:
+        from podman import PodmanClient
+    except ImportError as exc:  # pragma: no cover - dependency of the distribution
+        raise SandboxUnavailableError(
+            "The 'podman' Python package is missing; install it: pip install haversack-podman."
+        ) from exc
+    return PodmanClient(base_url=base_url, timeout=60)
+
+
+class PodmanService:
+    """A reachable Podman API: ``client`` (podman-py), ``base_url`` and, when this process
+    started it, the service subprocess. ``local`` means commands run on this host as root, so
+    exec pids can be signalled directly."""
+
+    def __init__(
+        self,
+        base_url: str,
+        process: subprocess.Popen[bytes] | None,
+        private_dir: Path | None,
+        startup_s: float,
+    ) -> None:
+        self.base_url = base_url
+        self.startup_s = startup_s
+        self._process = process
+        self._private_dir = private_dir
+        self.client: Any = _client(base_url)
+        parsed = urlparse(base_url)
+        self.socket_path: str | None = (
+            parsed.path if parsed.scheme in ("unix", "http+unix") else None
+        )
+        self.local = self.socket_path is not None and os.geteuid() == 0
+
+    def ping(self) -> bool:
+        """Whether the service answers ``/_ping``."""
+        try:
+            return bool(self.client.ping())
+        except Exception:  # noqa: BLE001 - any failure means "not reachable"
+            return False
+
+    def close(self) -> None:
+        """Close the client and stop the private service (if any) and remove its socket dir."""
+        try:
+            self.client.close()
+        finally:
+            if self._process is not None and self._process.poll() is None:
+                self._process.terminate()
+                try:
+                    self._process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self._process.kill()
+                    self._process.wait()
+            if self._private_dir is not None:
+                shutil.rmtree(self._private_dir, ignore_errors=True)
+
+
+_lock = threading.Lock()
+_services: dict[str | None, PodmanService] = {}
+_atexit_registered = False
+
+
+def _start_private() -> PodmanService:
+    binary = podman_binary()
+    private_dir = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-service-", dir=runtime_dir()))
+    socket_path = private_dir / "podman.sock"
+    url = f"unix://{socket_path}"
+    log_path = private_dir / "service.log"
+    start = time.perf_counter()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [binary, "system", "service", "--time=0", url],
+            env=podman_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C in the caller's terminal must not kill it first
+        )
+    service = PodmanService(url, process, private_dir, 0.0)
+    while True:
+        if socket_path.exists() and service.ping():
+            service.startup_s = time.perf_counter() - start
+            return service
+        if process.poll() is not None or time.perf_counter() - start > _START_TIMEOUT_S:
+            detail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            service.close()
+            raise SandboxUnavailableError(
+                f"'podman system service' did not answer on {url} within {_START_TIMEOUT_S:.0f} s "
+                f"(exit code {process.poll()}, last log line: {detail[0]}); check 'podman info' "
+                f"with CONTAINERS_CONF={podman_env()['CONTAINERS_CONF']}, or {_INSTALL_HINT}."
+            )
+        time.sleep(0.01)
+
+
+def get_service(connection_url: str | None = None) -> PodmanService:
+    """The shared service for ``connection_url`` (None: this process's private service),
+    started or connected on first use. Thread-safe."""
+    global _atexit_registered
+    with _lock:
+        service = _services.get(connection_url)
+        if service is not None:
+            return service
+        if connection_url is None:
+            service = _start_private()
+        else:
+            start = time.perf_counter()
+            service = PodmanService(connection_url, None, None, 0.0)
+            if not service.ping():
+                service.close()
+                raise SandboxUnavailableError(
+                    f"The Podman service at {connection_url} does not answer; start it "
+                    f"('podman system service --time=0 {connection_url}') or set "
+                    "connection_url=None to let haversack start a private one."
+                )
+            service.startup_s = time.perf_counter() - start
+        _services[connection_url] = service
+        if not _atexit_registered:
+            atexit.register(shutdown_services)
+            _atexit_registered = True
+        return service
+
+
+def shutdown_services() -> None:
+    """Stop every service this process started and close every client (idempotent)."""
+    with _lock:
+        services = list(_services.values())
+        _services.clear()
+    for service in services:
+        service.close()
+
+
+def ensure_image(service: PodmanService, image: str) -> None:
+    """Raise ``SandboxImageMissingError`` with the fix when ``image`` is not stored locally."""
+    if not service.client.images.exists(image):
+        raise SandboxImageMissingError(
+            f"The sandbox image {image!r} is not in the local store "
+            f"(images are never pulled); {_BUILD_HINT}."
+        )
