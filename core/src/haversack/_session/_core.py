@@ -1,0 +1,368 @@
+"""``Session``: typed slices of state, reducers, subscribers, snapshot and restore."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar, overload
+
+from ._chain import EMPTY, Chain
+from ._reducers import append
+from ._slices import Append, Clear, Extend, Reducer, Replace, SlicePolicy, SliceView
+from ._snapshot import SessionSnapshot
+
+__all__ = ["Session", "Slice"]
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+logger = logging.getLogger("haversack.session")
+
+
+class Slice(SliceView[T]):
+    """The live slice of one dataclass type in a session: ``session[T]``.
+
+    Reads see the current contents. ``append``, ``extend``, ``seed`` and ``clear`` change the
+    slice directly, without running reducers or notifying subscribers (use
+    :meth:`Session.dispatch` for events).
+    """
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: Session, slice_type: type[T]) -> None:
+        super().__init__(slice_type, EMPTY)
+        self._session = session
+
+    def _contents(self) -> Chain[T]:
+        # Always the session's current contents, unlike a view's fixed ones.
+        return self._session._chains[self._type]
+
+    @property
+    def policy(self) -> SlicePolicy:
+        """Whether this slice is rolled back (``STATE``) or kept (``LOG``) on failure."""
+        return self._session._policies[self._type]
+
+    def append(self, item: T) -> None:
+        """Add ``item`` after the existing items (O(1))."""
+        self._session._change(self._type, Append(item), "append")
+
+    def extend(self, items: Iterable[T]) -> None:
+        """Add ``items`` after the existing items, in order."""
+        self._session._change(self._type, Extend(items), "extend")
+
+    def seed(self, items: Iterable[T]) -> None:
+        """Replace the slice's contents with ``items``."""
+        self._session._change(self._type, Replace(items), "seed")
+
+    def clear(self, where: Callable[[T], bool] | None = None) -> None:
+        """Remove the items matching ``where``, or every item when it is ``None``."""
+        self._session._change(self._type, Clear(where), "clear")
+
+    def __repr__(self) -> str:
+        return f"Slice({self._type.__qualname__}, {self.policy.name}, {len(self)} items)"
+
+
+class _Subscription:
+    __slots__ = ("callback", "event_type")
+
+    def __init__(self, event_type: type | None, callback: Callable[[Any], object]) -> None:
+        self.event_type = event_type
+        self.callback = callback
+
+
+class Session:
+    """The state of one evaluation: one slice of immutable items per dataclass type.
+
+    * ``session[T]`` is the :class:`Slice` of ``T``. A type becomes a slice the first time it is
+      used (indexed, given a reducer or registered); its :class:`SlicePolicy` is fixed then:
+      ``STATE`` unless :meth:`register_slice` chose ``LOG`` before any other use.
+    * :meth:`dispatch` runs the reducers registered for the event's exact type, then notifies
+      subscribers. Reducers are pure: they get a :class:`SliceView` and return an operation.
+    * :meth:`snapshot` / :meth:`restore` capture and bring back every ``STATE`` slice; ``LOG``
+      slices are left alone. Both cost O(number of slice types), never O(history).
+
+    One session is meant for one executor: every change holds a lock, so a handler running in a
+    worker thread is safe, but ordering between threads is the caller's business. Sessions never
+    share state.
+    """
+
+    def __init__(self, *, session_id: str | None = None) -> None:
+        if session_id is not None and (not isinstance(session_id, str) or not session_id):
+            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}.")
+        self._id = session_id if session_id is not None else uuid.uuid4().hex
+        # Identity, not the id string, proves a snapshot's origin: callers may reuse ids.
+        self._token = object()
+        self._lock = threading.RLock()
+        self._policies: dict[type, SlicePolicy] = {}
+        self._chains: dict[type, Chain[Any]] = {}
+        self._reducers: dict[type, list[tuple[type, Reducer[Any, Any]]]] = {}
+        self._subscribers: dict[type | None, list[_Subscription]] = {}
+        self._reducing = False
+
+    @property
+    def session_id(self) -> str:
+        """This session's id (a random hex string unless one was given)."""
+        return self._id
+
+    @property
+    def slice_types(self) -> tuple[type, ...]:
+        """Every slice type this session knows, in the order they were first used."""
+        return tuple(self._policies)
+
+    def __contains__(self, slice_type: object) -> bool:
+        return slice_type in self._policies
+
+    def __repr__(self) -> str:
+        return f"Session(session_id={self._id!r}, slices={len(self._policies)})"
+
+    # -- slices -------------------------------------------------------------------------------
+
+    def register_slice(
+        self, slice_type: type[T], *, policy: SlicePolicy = SlicePolicy.STATE
+    ) -> Slice[T]:
+        """Declare ``slice_type``'s policy and return its slice.
+
+        Registering again with the same policy is a no-op; a different policy raises
+        ``ValueError``, because the policy is fixed at first use.
+        """
+        if not isinstance(policy, SlicePolicy):
+            raise TypeError(f"policy must be a SlicePolicy, got {policy!r}.")
+        with self._lock:
+            current = self._policies.get(slice_type)
+            if current is None:
+                self._create(slice_type, policy)
+            elif current is not policy:
+                raise ValueError(
+                    f"Slice {_name(slice_type)} is already a {current.name} slice, so it cannot "
+                    f"be registered as {policy.name}: a slice's policy is fixed when the type is "
+                    f"first used. Call register_slice({slice_type.__qualname__}, "
+                    f"policy=SlicePolicy.{policy.name}) before indexing the session with it or "
+                    "registering reducers for it."
+                )
+        return Slice(self, slice_type)
+
+    def __getitem__(self, slice_type: type[T]) -> Slice[T]:
+        if slice_type not in self._policies:
+            with self._lock:
+                if slice_type not in self._policies:
+                    self._create(slice_type, SlicePolicy.STATE)
+        return Slice(self, slice_type)
+
+    def _create(self, slice_type: type, policy: SlicePolicy) -> None:
+        if not (isinstance(slice_type, type) and dataclasses.is_dataclass(slice_type)):
+            raise TypeError(
+                f"Session slices are keyed by dataclass types, got {slice_type!r}; wrap the "
+                "value in a (frozen) dataclass."
+            )
+        self._policies[slice_type] = policy
+        self._chains[slice_type] = EMPTY
+
+    def _change(self, slice_type: type, op: object, action: str) -> None:
+        with self._lock:
+            self._guard(f"{_name(slice_type)}.{action}()")
+            self._chains[slice_type] = _apply(self._chains[slice_type], op, slice_type, action)
+
+    def _guard(self, action: str) -> None:
+        if self._reducing:
+            raise RuntimeError(
+                f"A reducer called {action} on its session. Reducers must be pure: return an "
+                "operation (Append, Extend, Replace, Clear) instead of changing the session."
+            )
+
+    # -- reducers and events ------------------------------------------------------------------
+
+    @overload
+    def register_reducer(
+        self, event_type: type[E], reducer: Reducer[E, E] = ..., *, slice_type: None = None
+    ) -> None: ...
+
+    @overload
+    def register_reducer(
+        self, event_type: type[E], reducer: Reducer[T, E], *, slice_type: type[T]
+    ) -> None: ...
+
+    def register_reducer(
+        self,
+        event_type: type[Any],
+        reducer: Reducer[Any, Any] = append,
+        *,
+        slice_type: type[Any] | None = None,
+    ) -> None:
+        """Run ``reducer`` on ``slice_type``'s slice whenever an ``event_type`` is dispatched.
+
+        ``slice_type`` defaults to ``event_type`` and ``reducer`` to :func:`append`, so
+        ``register_reducer(ToolInvoked)`` records every ``ToolInvoked`` event in its own slice.
+        Reducers for one event type run in registration order.
+        """
+        if not isinstance(event_type, type):
+            raise TypeError(f"event_type must be a type, got {event_type!r}.")
+        if not callable(reducer):
+            raise TypeError(f"reducer must be callable, got {reducer!r}.")
+        target = event_type if slice_type is None else slice_type
+        with self._lock:
+            if target not in self._policies:
+                self._create(target, SlicePolicy.STATE)
+            self._reducers.setdefault(event_type, []).append((target, reducer))
+
+    def dispatch(self, event: object) -> None:
+        """Apply ``event`` through its reducers, then tell its subscribers.
+
+        Reducers for ``type(event)`` (exact type) run in registration order; each sees the
+        changes of the ones before. The changes are applied all together or, if a reducer raises
+        or returns something invalid, not at all: the exception propagates with a note naming
+        the reducer. Subscribers run afterwards, outside the session lock; a subscriber that
+        raises is logged and skipped.
+        """
+        event_type = type(event)
+        with self._lock:
+            self._guard(f"dispatch({event_type.__qualname__})")
+            entries = self._reducers.get(event_type)
+            if entries:
+                working: dict[type, Chain[Any]] = {}
+                for slice_type, reducer in entries:
+                    chain = (
+                        working[slice_type] if slice_type in working else self._chains[slice_type]
+                    )
+                    self._reducing = True
+                    try:
+                        op = reducer(SliceView(slice_type, chain), event)
+                        working[slice_type] = _apply(chain, op, slice_type, "reducer")
+                    except Exception as exc:
+                        exc.add_note(
+                            f"while reducer {_callable_name(reducer)} handled "
+                            f"{event_type.__qualname__} for slice {slice_type.__qualname__}; "
+                            "no slice was changed by this dispatch"
+                        )
+                        raise
+                    finally:
+                        self._reducing = False
+                self._chains.update(working)
+            subscriptions = [
+                *self._subscribers.get(event_type, ()),
+                *self._subscribers.get(None, ()),
+            ]
+        for subscription in subscriptions:
+            try:
+                subscription.callback(event)
+            # Telemetry must never break state changes; the failure is logged with its traceback.
+            except Exception:
+                logger.exception(
+                    "Session %s: subscriber %s failed on %s; continuing.",
+                    self._id,
+                    _callable_name(subscription.callback),
+                    event_type.__qualname__,
+                )
+
+    @overload
+    def subscribe(
+        self, event_type: type[E], callback: Callable[[E], object]
+    ) -> Callable[[], None]: ...
+
+    @overload
+    def subscribe(
+        self, event_type: None, callback: Callable[[Any], object]
+    ) -> Callable[[], None]: ...
+
+    def subscribe(
+        self, event_type: type[Any] | None, callback: Callable[[Any], object]
+    ) -> Callable[[], None]:
+        """Call ``callback(event)`` after each dispatch of ``event_type`` (``None``: every event).
+
+        Type subscribers run before catch-all ones, each group in subscription order. Returns a
+        function that unsubscribes (calling it again does nothing).
+        """
+        if event_type is not None and not isinstance(event_type, type):
+            raise TypeError(f"event_type must be a type or None, got {event_type!r}.")
+        if not callable(callback):
+            raise TypeError(f"callback must be callable, got {callback!r}.")
+        subscription = _Subscription(event_type, callback)
+        with self._lock:
+            # Copy-on-write so dispatch can iterate a list no one mutates.
+            self._subscribers[event_type] = [*self._subscribers.get(event_type, ()), subscription]
+
+        def unsubscribe() -> None:
+            with self._lock:
+                current = self._subscribers.get(event_type, [])
+                self._subscribers[event_type] = [s for s in current if s is not subscription]
+
+        return unsubscribe
+
+    # -- snapshots ----------------------------------------------------------------------------
+
+    def snapshot(self) -> SessionSnapshot:
+        """Capture every ``STATE`` slice; O(number of slice types), independent of history."""
+        with self._lock:
+            state = {
+                tp: self._chains[tp]
+                for tp, policy in self._policies.items()
+                if policy is SlicePolicy.STATE
+            }
+        return SessionSnapshot(self._token, self._id, state)
+
+    def restore(self, snapshot: SessionSnapshot) -> None:
+        """Put every ``STATE`` slice back exactly as it was in ``snapshot``.
+
+        ``STATE`` slices first used after the snapshot become empty; ``LOG`` slices, reducers
+        and subscribers are untouched. A snapshot of another session raises ``ValueError``.
+        """
+        if not isinstance(snapshot, SessionSnapshot):
+            raise TypeError(
+                f"restore() needs a SessionSnapshot, got {type(snapshot).__qualname__}."
+            )
+        if snapshot._owner is not self._token:
+            raise ValueError(
+                f"Cannot restore a snapshot of session {snapshot.session_id!r} into session "
+                f"{self._id!r}: a snapshot can only be restored into the session that took it."
+            )
+        with self._lock:
+            self._guard("restore()")
+            for tp, policy in self._policies.items():
+                if policy is SlicePolicy.STATE:
+                    self._chains[tp] = snapshot._slices.get(tp, EMPTY)
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self.slice_types)
+
+
+def _apply(chain: Chain[Any], op: object, slice_type: type, source: str) -> Chain[Any]:
+    if op is None:
+        return chain
+    if isinstance(op, Append):
+        _check_item(op.item, slice_type, source)
+        return chain.append(op.item)
+    if isinstance(op, Extend):
+        for item in op.items:
+            _check_item(item, slice_type, source)
+        return chain.extend(op.items)
+    if isinstance(op, Replace):
+        for item in op.items:
+            _check_item(item, slice_type, source)
+        return Chain.of(op.items)
+    if isinstance(op, Clear):
+        if op.where is None:
+            return EMPTY
+        keep = op.where
+        return Chain.of(item for item in chain.items() if not keep(item))
+    raise TypeError(
+        f"A reducer for slice {slice_type.__qualname__} returned {op!r}; reducers return "
+        "Append, Extend, Replace, Clear or None."
+    )
+
+
+def _check_item(item: object, slice_type: type, source: str) -> None:
+    if not isinstance(item, slice_type):
+        raise TypeError(
+            f"Slice {slice_type.__qualname__} only holds {slice_type.__qualname__} instances; "
+            f"{source} got {type(item).__qualname__}: {item!r}."
+        )
+
+
+def _name(tp: type) -> str:
+    return f"{tp.__module__}.{tp.__qualname__}"
+
+
+def _callable_name(fn: object) -> str:
+    return str(getattr(fn, "__qualname__", None) or repr(fn))
