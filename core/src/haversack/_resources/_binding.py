@@ -1,0 +1,121 @@
+"""``Scope``, ``Binding`` and the ``ResourceResolver`` a factory receives."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+__all__ = ["Binding", "ResourceResolver", "Scope", "describe", "type_name"]
+
+T = TypeVar("T")
+
+
+class Scope(enum.Enum):
+    """How long an instance built by a binding lives."""
+
+    SINGLETON = "singleton"
+    """One instance per opened registry (per evaluation), closed when it closes."""
+    TOOL_CALL = "tool_call"
+    """A fresh instance per ``resources.tool_call()``, closed when the call ends."""
+    PROTOTYPE = "prototype"
+    """A fresh instance on every ``get``, closed with the tool call or the registry."""
+
+
+class ResourceResolver(Protocol):
+    """What a factory may ask for while building its instance: other bound resources."""
+
+    def get(self, tp: type[T], /) -> T: ...
+
+    def get_optional(self, tp: type[T], /) -> T | None: ...
+
+
+class _Constant:
+    """The factory of ``Binding.instance``: returns the one pre-built object."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __call__(self, resolver: ResourceResolver) -> object:
+        return self.value
+
+    # Two ``Binding.instance`` of the same object are the same binding, so merging a registry
+    # with itself (or a pack contributing twice) is not a conflict.
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Constant) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __repr__(self) -> str:
+        return f"instance {type(self.value).__qualname__} at {id(self.value):#x}"
+
+
+@dataclass(frozen=True, slots=True)
+class Binding(Generic[T]):
+    """How to get the resource of type ``provides``: ``factory(resolver)`` under ``scope``.
+
+    The factory may ask the resolver for other resources: ``Binding(Client, lambda r:
+    Client(r.get(Config)))``. ``default=True`` marks a fallback that gives way to a non-default
+    binding of the same type when registries are merged. ``prebuilt`` is set by
+    :meth:`instance`: such objects belong to the caller and are never closed by Haversack.
+    """
+
+    provides: type[T]
+    factory: Callable[[ResourceResolver], T]
+    scope: Scope = Scope.SINGLETON
+    default: bool = False
+    prebuilt: bool = field(default=False, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.provides, type):
+            raise TypeError(f"Binding needs a type to provide, got {self.provides!r}.")
+        if not callable(self.factory):
+            raise TypeError(
+                f"The factory of the binding for {type_name(self.provides)} must be callable "
+                f"(resolver) -> instance, got {self.factory!r}; use Binding.instance("
+                f"{self.provides.__qualname__}, obj) for a pre-built object."
+            )
+        if not isinstance(self.scope, Scope):
+            raise TypeError(f"scope must be a Scope, got {self.scope!r}.")
+        if self.prebuilt and self.scope is not Scope.SINGLETON:
+            raise ValueError("A pre-built instance can only be bound with Scope.SINGLETON.")
+
+    @classmethod
+    def instance(cls, provides: type[T], obj: T, *, default: bool = False) -> Binding[T]:
+        """Bind the pre-built ``obj``; it is shared, snapshotted if it can be, never closed."""
+        if not _conforms(obj, provides):
+            raise TypeError(
+                f"Binding.instance({provides.__qualname__}, obj): obj is a "
+                f"{type(obj).__qualname__}, not a {provides.__qualname__}."
+            )
+        return cls(provides, _Constant(obj), Scope.SINGLETON, default, prebuilt=True)  # type: ignore[arg-type]
+
+
+def _conforms(obj: object, tp: type) -> bool:
+    try:
+        return isinstance(obj, tp)
+    except TypeError:
+        # Protocols that are not runtime-checkable cannot be tested; trust the type checker.
+        return True
+
+
+def type_name(tp: type) -> str:
+    """``module.QualName`` of a type, for messages."""
+    return f"{tp.__module__}.{tp.__qualname__}"
+
+
+def describe(binding: Binding[Any]) -> str:
+    """A one-line description of a binding for error messages."""
+    factory = binding.factory
+    if isinstance(factory, _Constant):
+        made = repr(factory)
+    else:
+        module = getattr(factory, "__module__", None)
+        qualname = getattr(factory, "__qualname__", None) or repr(factory)
+        made = f"factory {module}.{qualname}" if module else f"factory {qualname}"
+    default = ", default" if binding.default else ""
+    return f"{binding.provides.__qualname__} from {made} ({binding.scope.name}{default})"
