@@ -47,6 +47,11 @@ DEFAULT_MAX_DIRECTORIES: Final = 20_000
 _WRITE_MODES: Final = ("create", "overwrite", "append")
 
 
+def _under(base: str, prefix: str) -> str:
+    """The directory a glob with literal ``prefix`` can match under, below ``base``."""
+    return child_path(base, prefix) if prefix else base
+
+
 class _Snapshot:
     """An opaque snapshot: the (immutable) state and the filesystem that made it."""
 
@@ -253,7 +258,7 @@ class InMemoryFilesystem:
         cut = len(base) + 1 if base else 0
         found = [
             file_path
-            for file_path, _ in self._walk_files(child_path(base, matcher.prefix))
+            for file_path, _ in self._walk_files(_under(base, matcher.prefix))
             if matcher.match(file_path[cut:])
         ]
         found.sort()
@@ -280,7 +285,7 @@ class InMemoryFilesystem:
             paths = [base] if matcher is None or matcher.match(name) else []
         else:
             cut = len(base) + 1 if base else 0
-            start = base if matcher is None else child_path(base, matcher.prefix)
+            start = base if matcher is None else _under(base, matcher.prefix)
             paths = [
                 file_path
                 for file_path, _ in self._walk_files(start)

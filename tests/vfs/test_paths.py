@@ -1,0 +1,96 @@
+"""Every path argument goes through haversack.normalize_path."""
+
+from __future__ import annotations
+
+import pytest
+
+from haversack._paths import MAX_PATH_DEPTH, MAX_SEGMENT_LENGTH
+from haversack.errors import InvalidPathError
+from haversack_vfs import InMemoryFilesystem
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "a/b.txt",
+        "/a/b.txt",
+        "/workspace/a/b.txt",
+        "a//b.txt",
+        " a/b.txt ",
+        "./a/./b.txt",
+        "a/b.txt/",
+    ],
+)
+def test_spellings_reach_one_file(spelling):
+    fs = InMemoryFilesystem()
+    fs.write("a/b.txt", "x")
+    assert fs.exists(spelling)
+    assert fs.read_text(spelling) == "x"
+    assert fs.stat(spelling).path == "a/b.txt"
+
+
+def test_spaces_inside_segments_are_kept():
+    fs = InMemoryFilesystem()
+    fs.write("my dir/a file.txt", "x")
+    assert fs.list("my dir")[0].path == "my dir/a file.txt"
+    assert not fs.exists("mydir/a file.txt")
+
+
+def test_unicode_is_not_folded():
+    fs = InMemoryFilesystem()
+    fs.write("café.txt", "nfc")
+    fs.write("cafe\u0301.txt", "nfd")
+    assert fs.read_text("café.txt") == "nfc"
+    assert fs.read_text("cafe\u0301.txt") == "nfd"
+    assert fs.file_count == 2
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("../etc/passwd", "'..'"),
+        ("a/../../b", "'..'"),
+        ("/workspace/../x", "'..'"),
+        ("a\x00b", "control"),
+        ("a\nb", "control"),
+        ("/".join(["d"] * (MAX_PATH_DEPTH + 1)), "levels deep"),
+        ("x" * (MAX_SEGMENT_LENGTH + 1), "characters long"),
+    ],
+)
+def test_invalid_paths_are_rejected_by_every_operation(bad, message):
+    fs = InMemoryFilesystem()
+    fs.write("f", "x")
+    operations = [
+        lambda: fs.exists(bad),
+        lambda: fs.stat(bad),
+        lambda: fs.list(bad),
+        lambda: fs.read(bad),
+        lambda: fs.read_text(bad),
+        lambda: fs.write(bad, "x"),
+        lambda: fs.edit(bad, "x", "y"),
+        lambda: fs.delete(bad),
+        lambda: fs.mkdir(bad),
+        lambda: fs.glob("*", path=bad),
+        lambda: fs.grep("x", path=bad),
+    ]
+    for operation in operations:
+        with pytest.raises(InvalidPathError, match=message):
+            operation()
+    assert fs.file_count == 1
+
+
+def test_depth_and_segment_limits_accept_the_maximum():
+    fs = InMemoryFilesystem()
+    deep = "/".join(["d"] * (MAX_PATH_DEPTH - 1) + ["f"])
+    fs.write(deep, "x")
+    assert fs.read_text(deep) == "x"
+    long_name = "n" * MAX_SEGMENT_LENGTH
+    fs.write(long_name, "y")
+    assert fs.exists(long_name)
+
+
+def test_workspace_prefix_without_leading_slash_is_a_directory_name():
+    fs = InMemoryFilesystem()
+    fs.write("workspace/a", "x")
+    assert fs.exists("/workspace/workspace/a")
+    assert not fs.exists("/workspace/a")
