@@ -10,6 +10,7 @@ from ._images import IMAGE_LABEL, ImageBuild, build_images, image_exists
 from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
 from ._sandbox import ExecResult, Sandbox
 from ._service import PodmanService, ensure_image, get_service, podman_binary, shutdown_services
+from ._snapshot import WorkspaceSnapshot, WorkspaceSnapshotter
 
 __all__ = [
     "BUSYBOX_IMAGE",
@@ -27,6 +28,8 @@ __all__ = [
     "SandboxError",
     "SandboxImageMissingError",
     "SandboxUnavailableError",
+    "WorkspaceSnapshot",
+    "WorkspaceSnapshotter",
     "build_images",
     "cleanup",
     "containers_conf_text",
