@@ -11,13 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 from ._context import ResourceLookup, ToolContext
+from ._deadline import Deadline
+from ._events import CallOutcome, ToolInvoked
+from ._executor import ToolExecutor
 from ._filesystem import FileStat, Filesystem, GrepMatch, GrepResult, ReadWindow, Snapshottable
 from ._markdown import MarkdownSection
 from ._paths import normalize_path
 from ._policy import PolicyDecision, ToolPolicy
 from ._prompt import Prompt, RenderedPrompt
+from ._read_before_write import ReadBeforeWritePolicy
+from ._resources import Binding, ResourceRegistry, Resources, Scope
 from ._result import ToolResult
 from ._section import Section
+from ._sequential import SequentialDependencyPolicy
+from ._session import Session, SessionSnapshot, SlicePolicy
 from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
 from .errors import (
     DeadlineExceededError,
@@ -30,6 +37,9 @@ from .errors import (
 )
 
 __all__ = [
+    "Binding",
+    "CallOutcome",
+    "Deadline",
     "DeadlineExceededError",
     "FileStat",
     "Filesystem",
@@ -43,16 +53,26 @@ __all__ = [
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
+    "ReadBeforeWritePolicy",
     "ReadWindow",
     "RenderedPrompt",
     "ResourceLookup",
+    "ResourceRegistry",
+    "Resources",
+    "Scope",
     "Section",
+    "SequentialDependencyPolicy",
+    "Session",
+    "SessionSnapshot",
+    "SlicePolicy",
     "Snapshottable",
     "Tool",
     "ToolAnnotations",
     "ToolContext",
     "ToolExample",
+    "ToolExecutor",
     "ToolHandler",
+    "ToolInvoked",
     "ToolPolicy",
     "ToolResult",
     "ToolValidationError",
@@ -69,6 +89,11 @@ del _name, _obj
 
 
 def __getattr__(name: str) -> Any:
+    # Lazy so that `import haversack` does not pay for pluggy or the pack system.
+    if name == "hookimpl":
+        from .hookspecs import hookimpl
+
+        return hookimpl
     if name == "__version__":
         from importlib.metadata import version
 

@@ -1,0 +1,369 @@
+"""``ToolExecutor``: a model's tool call becomes a safe, recorded, reversible action."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+from . import serde
+from ._context import ToolContext
+from ._events import CallOutcome, ToolInvoked
+from ._result import ToolResult
+from .errors import HaversackError, PromptEvaluationError, ToolValidationError
+
+if TYPE_CHECKING:
+    from ._deadline import Deadline
+    from ._prompt import RenderedPrompt
+    from ._resources import ResourceRegistry, Resources
+    from ._session import Session, SessionSnapshot
+    from ._tool import Tool
+
+__all__ = ["ToolExecutor"]
+
+Arguments = str | bytes | Mapping[str, Any] | None
+
+_EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
+
+
+class _Call:
+    """The state of one call as it moves through the pipeline."""
+
+    __slots__ = ("arguments", "call_id", "context", "params", "restore", "start", "tool")
+
+    def __init__(self, arguments: Arguments, call_id: str | None) -> None:
+        self.arguments = arguments
+        self.call_id = call_id
+        self.start = time.perf_counter()
+        self.tool: Tool[Any, Any] | None = None
+        self.params: Any = None
+        self.context: ToolContext | None = None
+        self.restore: _Restore | None = None
+
+
+class _Restore:
+    """Snapshots of the session and of every snapshottable resource, restorable at once."""
+
+    __slots__ = ("resources", "session", "session_snapshot")
+
+    def __init__(self, session: Session, resources: Resources) -> None:
+        self.session = session
+        self.session_snapshot: SessionSnapshot = session.snapshot()
+        self.resources = [(r, r.snapshot()) for r in resources.snapshottables()]
+
+    def __call__(self) -> None:
+        # Resources first: a filesystem restore can fail loudly, the session restore cannot.
+        for resource, snapshot in self.resources:
+            resource.restore(snapshot)
+        self.session.restore(self.session_snapshot)
+
+
+class ToolExecutor:
+    """Runs tool calls of a rendered prompt against one session, transactionally.
+
+    Every call goes through the same pipeline: look up the tool, parse the arguments
+    strictly, check the deadline, snapshot the session's STATE slices and every
+    snapshottable resource (skipped for read-only tools), ask every governing policy, run
+    the handler, let policies record a success, restore everything on any failure, and
+    publish a :class:`ToolInvoked` event to the session on every path.
+
+    A failing tool never raises: it returns ``ToolResult.error`` with a message the model
+    can act on. Only :class:`PromptEvaluationError` (including an expired deadline) is
+    raised, after the restore, because it ends the evaluation.
+
+    ``resources`` may be live resources the caller manages, or ``None`` to open the
+    prompt's own registry; resources the executor opened are closed by :meth:`close`
+    (or by leaving the executor's ``with`` block).
+    """
+
+    def __init__(
+        self,
+        rendered_prompt: RenderedPrompt,
+        *,
+        session: Session,
+        resources: Resources | ResourceRegistry | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        from ._resources import ResourceRegistry
+
+        self.rendered_prompt = rendered_prompt
+        self.prompt = rendered_prompt.prompt
+        self.session = session
+        self.deadline = deadline
+        self._owned = ExitStack()
+        if resources is None:
+            resources = self.prompt.resources or ResourceRegistry.of()
+        if isinstance(resources, ResourceRegistry):
+            # Eager: a singleton first built inside a failing call would miss its snapshot.
+            resources = self._owned.enter_context(resources.open(eager=True))
+        self.resources: Resources = resources
+        session.register_log(ToolInvoked)
+
+    # ------------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        """Close the resources this executor opened (idempotent)."""
+        self._owned.close()
+
+    def __enter__(self) -> ToolExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ calls
+    def execute(
+        self, name: str, arguments: Arguments = None, *, call_id: str | None = None
+    ) -> ToolResult[Any]:
+        """Run one call; ``arguments`` is the model's JSON text or an already-decoded mapping.
+
+        An async handler is run to completion on a fresh event loop; inside a running loop
+        use :meth:`aexecute`.
+        """
+        call = _Call(arguments, call_id)
+        early = self._prepare(call, name)
+        if early is not None:
+            return early
+        with self.resources.tool_call():
+            denial = self._enter(call)
+            if denial is not None:
+                return denial
+            try:
+                outcome = self._call_handler(call)
+                if _is_awaitable(outcome):
+                    outcome = _run_to_completion(outcome)
+            except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
+                return self._handler_raised(call, exc)
+            return self._finish(call, outcome)
+
+    async def aexecute(
+        self, name: str, arguments: Arguments = None, *, call_id: str | None = None
+    ) -> ToolResult[Any]:
+        """:meth:`execute` for asynchronous callers; sync and async handlers both work."""
+        call = _Call(arguments, call_id)
+        early = self._prepare(call, name)
+        if early is not None:
+            return early
+        with self.resources.tool_call():
+            denial = self._enter(call)
+            if denial is not None:
+                return denial
+            try:
+                outcome = self._call_handler(call)
+                if _is_awaitable(outcome):
+                    outcome = await outcome
+            except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
+                return self._handler_raised(call, exc)
+            return self._finish(call, outcome)
+
+    # ------------------------------------------------------------------ pipeline
+    def _prepare(self, call: _Call, name: str) -> ToolResult[Any] | None:
+        """Look up, parse, check the deadline, snapshot and ask the policies."""
+        tool = self.rendered_prompt.tool(name) if isinstance(name, str) else None
+        if tool is None:
+            names = ", ".join(t.name for t in self.rendered_prompt.tools) or "none"
+            return self._publish(
+                call,
+                ToolResult.error(f"Unknown tool {name!r}. Available tools: {names}."),
+                CallOutcome.INVALID,
+                tool_name=str(name),
+            )
+        call.tool = tool
+        try:
+            call.params = _parse_arguments(tool, call.arguments)
+        except ToolValidationError as exc:
+            return self._publish(
+                call,
+                ToolResult.error(f"Invalid arguments for {tool.name!r}: {exc}"),
+                CallOutcome.INVALID,
+            )
+        if self.deadline is not None and self.deadline.expired:
+            self._publish(
+                call,
+                ToolResult.error("The evaluation's deadline has passed; the call was not run."),
+                CallOutcome.ABORTED,
+            )
+            self.deadline.check(f"tool call {tool.name!r}")
+        if tool.handler is None:
+            return self._publish(
+                call,
+                ToolResult.error(f"Tool {tool.name!r} has no handler and cannot be run."),
+                CallOutcome.ERROR,
+            )
+        return None
+
+    def _enter(self, call: _Call) -> ToolResult[Any] | None:
+        """Inside the tool-call resource scope: snapshot, build the context, run policies."""
+        tool = call.tool
+        assert tool is not None
+        if not tool.annotations.read_only:
+            call.restore = _Restore(self.session, self.resources)
+        call.context = ToolContext(
+            prompt=self.prompt,
+            rendered_prompt=self.rendered_prompt,
+            session=self.session,
+            resources=self.resources,
+            deadline=self.deadline,
+            tool=tool,
+            call_id=call.call_id,
+        )
+        for policy in self.rendered_prompt.policies_for(tool.name):
+            try:
+                decision = policy.check(tool, call.params, context=call.context)
+            except PromptEvaluationError:
+                self._rollback(call)
+                raise
+            except Exception as exc:  # noqa: BLE001 - a broken policy denies, it never crashes
+                return self._fail(
+                    call,
+                    f"Policy {policy.name!r} could not check the call ({type(exc).__name__}: "
+                    f"{exc}); the call was not run.",
+                    CallOutcome.DENIED,
+                )
+            if not decision.allowed:
+                return self._fail(
+                    call, f"Denied by policy {policy.name!r}: {decision.reason}", CallOutcome.DENIED
+                )
+        return None
+
+    @staticmethod
+    def _call_handler(call: _Call) -> Any:
+        assert call.tool is not None
+        assert call.tool.handler is not None
+        assert call.context is not None
+        return call.tool.handler(call.params, context=call.context)
+
+    def _finish(self, call: _Call, outcome: Any) -> ToolResult[Any]:
+        tool = call.tool
+        assert tool is not None
+        assert call.context is not None
+        if not isinstance(outcome, ToolResult):
+            return self._fail(
+                call,
+                f"Tool {tool.name!r} returned {type(outcome).__name__}, not a ToolResult; this "
+                "is a bug in the tool.",
+                CallOutcome.ERROR,
+            )
+        try:
+            rendered = outcome.render()
+        except Exception as exc:  # noqa: BLE001 - a broken render() is the tool's failure
+            return self._fail(
+                call,
+                f"Tool {tool.name!r} produced a result that cannot be rendered "
+                f"({type(exc).__name__}: {exc}).",
+                CallOutcome.ERROR,
+            )
+        if not outcome.success:
+            self._rollback(call)
+            return self._publish(call, outcome, CallOutcome.FAILED, rendered=rendered)
+        for policy in self.rendered_prompt.policies:
+            try:
+                policy.on_result(tool, call.params, outcome, context=call.context)
+            except Exception as exc:  # noqa: BLE001 - keep state consistent: undo the call
+                return self._fail(
+                    call,
+                    f"Policy {policy.name!r} failed to record the call ({type(exc).__name__}: "
+                    f"{exc}); the call's effects were rolled back.",
+                    CallOutcome.ERROR,
+                )
+        return self._publish(call, outcome, CallOutcome.OK, rendered=rendered)
+
+    def _handler_raised(self, call: _Call, exc: BaseException) -> ToolResult[Any]:
+        tool_name = call.tool.name if call.tool is not None else "?"
+        if isinstance(exc, PromptEvaluationError):
+            self._rollback(call)
+            self._publish(call, ToolResult.error(str(exc)), CallOutcome.ABORTED)
+            raise exc
+        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not ours to map
+            self._rollback(call)
+            raise exc
+        if isinstance(exc, HaversackError):
+            message = str(exc)
+        elif isinstance(exc, TypeError):
+            message = f"Tool {tool_name!r} was called incorrectly or misbehaved: TypeError: {exc}"
+        else:
+            message = f"Tool {tool_name!r} failed: {type(exc).__name__}: {exc}"
+        return self._fail(call, message, CallOutcome.ERROR)
+
+    def _fail(self, call: _Call, message: str, outcome: CallOutcome) -> ToolResult[Any]:
+        self._rollback(call)
+        return self._publish(call, ToolResult.error(message), outcome)
+
+    def _rollback(self, call: _Call) -> None:
+        restore, call.restore = call.restore, None
+        if restore is not None:
+            restore()
+
+    def _publish(
+        self,
+        call: _Call,
+        result: ToolResult[Any],
+        outcome: CallOutcome,
+        *,
+        rendered: str | None = None,
+        tool_name: str | None = None,
+    ) -> ToolResult[Any]:
+        event = ToolInvoked(
+            prompt_ns=self.prompt.ns,
+            prompt_key=self.prompt.key,
+            tool_name=tool_name if tool_name is not None else call.tool.name,  # type: ignore[union-attr]
+            params=call.params,
+            arguments=call.arguments,
+            result=result,
+            rendered=result.render() if rendered is None else rendered,
+            outcome=outcome,
+            call_id=call.call_id,
+            duration_s=time.perf_counter() - call.start,
+        )
+        self.session.dispatch(event)
+        return result
+
+
+def _parse_arguments(tool: Tool[Any, Any], arguments: Arguments) -> Any:
+    if tool.params_type is None:
+        if arguments is None or arguments == {}:
+            return None
+        if isinstance(arguments, str | bytes):
+            text = arguments.decode(errors="replace") if isinstance(arguments, bytes) else arguments
+            if text.strip() in _EMPTY_ARGUMENTS:
+                return None
+        raise ToolValidationError(
+            f"this tool takes no arguments, got {_preview(arguments)}; call it with {{}}."
+        )
+    if arguments is None:
+        arguments = {}
+    return serde.parse(tool.params_type, arguments)
+
+
+def _preview(arguments: Arguments) -> str:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, default=repr)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_awaitable(value: object) -> bool:
+    return hasattr(value, "__await__")
+
+
+def _run_to_completion(awaitable: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        if hasattr(awaitable, "close"):
+            awaitable.close()
+        raise _AsyncInLoopError(
+            "This tool is asynchronous and execute() was called inside a running event loop; "
+            "the caller must use aexecute()."
+        )
+
+    async def runner() -> Any:
+        return await awaitable
+
+    return asyncio.run(runner())
+
+
+class _AsyncInLoopError(HaversackError):
+    """execute() met an async handler inside a running loop (a caller mistake, reported)."""

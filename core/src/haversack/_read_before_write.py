@@ -1,0 +1,106 @@
+"""``ReadBeforeWritePolicy``: an existing file must be read before it is changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ._filesystem import Filesystem
+from ._policy import PolicyDecision
+from ._policy_state import policy_values, set_policy_values
+from .errors import FilesystemError
+
+if TYPE_CHECKING:
+    from ._context import ToolContext
+    from ._result import ToolResult
+    from ._tool import Tool
+
+__all__ = ["ReadBeforeWritePolicy"]
+
+
+class ReadBeforeWritePolicy:
+    """Deny overwriting or editing an existing file the session has not read.
+
+    New files may always be written. A successful call of a ``read_tools`` tool records its
+    path; so does a successful write (the model knows what it just wrote). Paths are taken
+    from the first of ``path_fields`` present on the params and normalised by the bound
+    filesystem's own ``normalize`` (the shared :func:`normalize_path`), so every spelling
+    of a file counts as that file. Without a bound filesystem the policy cannot tell new
+    files from existing ones and denies (fail closed).
+    """
+
+    __slots__ = ("_name", "path_fields", "read_tools", "write_tools")
+
+    def __init__(
+        self,
+        *,
+        read_tools: Iterable[str] = ("read_file",),
+        write_tools: Iterable[str] = ("write_file", "edit_file"),
+        path_fields: Iterable[str] = ("path", "file_path"),
+        name: str = "read-before-write",
+    ) -> None:
+        self._name = name
+        self.read_tools = frozenset(read_tools)
+        self.write_tools = frozenset(write_tools)
+        self.path_fields = tuple(path_fields)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
+        if tool.name not in self.write_tools:
+            return PolicyDecision.allow()
+        raw = self._raw_path(params)
+        if raw is None:
+            return PolicyDecision.allow()
+        filesystem = context.resources.get_optional(Filesystem)  # type: ignore[type-abstract]
+        if filesystem is None:
+            return PolicyDecision.deny(
+                f"cannot check {tool.name!r} on {raw!r}: no workspace filesystem is bound, so "
+                "existing files cannot be told from new ones."
+            )
+        try:
+            path = filesystem.normalize(raw)
+            exists = filesystem.exists(path)
+        except FilesystemError as exc:
+            return PolicyDecision.deny(str(exc))
+        if not exists or path in policy_values(context.session, self._name):
+            return PolicyDecision.allow()
+        readers = " or ".join(sorted(self.read_tools)) or "a read tool"
+        return PolicyDecision.deny(
+            f"{raw!r} already exists and has not been read in this session; call {readers} "
+            f"on it first, then retry {tool.name!r}."
+        )
+
+    def on_result(
+        self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
+    ) -> None:
+        if not result.success or (
+            tool.name not in self.read_tools and tool.name not in self.write_tools
+        ):
+            return
+        raw = self._raw_path(params)
+        filesystem = context.resources.get_optional(Filesystem)  # type: ignore[type-abstract]
+        if raw is None or filesystem is None:
+            return
+        try:
+            path = filesystem.normalize(raw)
+        except FilesystemError:
+            return
+        seen = policy_values(context.session, self._name)
+        if path not in seen:
+            set_policy_values(context.session, self._name, seen | {path})
+
+    def _raw_path(self, params: Any) -> str | None:
+        for field in self.path_fields:
+            value = getattr(params, field, None)
+            if isinstance(value, str):
+                return value
+        return None
+
+    def __repr__(self) -> str:
+        return (
+            f"ReadBeforeWritePolicy(name={self._name!r}, read_tools={sorted(self.read_tools)}, "
+            f"write_tools={sorted(self.write_tools)})"
+        )

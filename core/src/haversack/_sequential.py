@@ -1,0 +1,74 @@
+"""``SequentialDependencyPolicy``: a tool may run only after its prerequisites succeeded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._policy import PolicyDecision
+from ._policy_state import policy_values, set_policy_values
+
+if TYPE_CHECKING:
+    from ._context import ToolContext
+    from ._result import ToolResult
+    from ._tool import Tool
+
+__all__ = ["SequentialDependencyPolicy"]
+
+
+class SequentialDependencyPolicy:
+    """Deny a tool until each of its prerequisite tools has succeeded in this session.
+
+    ``dependencies`` maps a tool name to the tools that must have succeeded first, e.g.
+    ``{"deploy": {"build", "test"}}``. Only successful calls count, and a call that is
+    later rolled back is forgotten with the rest of its effects.
+    """
+
+    __slots__ = ("_dependencies", "_name", "_observed")
+
+    def __init__(
+        self,
+        dependencies: Mapping[str, Iterable[str]],
+        *,
+        name: str = "sequential-dependency",
+    ) -> None:
+        self._name = name
+        self._dependencies = {tool: frozenset(deps) for tool, deps in dependencies.items()}
+        self._observed = (
+            frozenset().union(*self._dependencies.values()) if self._dependencies else frozenset()
+        )
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dependencies(self) -> Mapping[str, frozenset[str]]:
+        return dict(self._dependencies)
+
+    def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
+        required = self._dependencies.get(tool.name)
+        if not required:
+            return PolicyDecision.allow()
+        missing = required - policy_values(context.session, self._name)
+        if not missing:
+            return PolicyDecision.allow()
+        names = ", ".join(sorted(missing))
+        return PolicyDecision.deny(
+            f"{tool.name!r} needs a successful call of {names} first; call "
+            f"{'it' if len(missing) == 1 else 'them'}, then retry."
+        )
+
+    def on_result(
+        self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
+    ) -> None:
+        if tool.name not in self._observed or not result.success:
+            return
+        done = policy_values(context.session, self._name)
+        if tool.name not in done:
+            set_policy_values(context.session, self._name, done | {tool.name})
+
+    def __repr__(self) -> str:
+        return (
+            f"SequentialDependencyPolicy(name={self._name!r}, dependencies={self._dependencies!r})"
+        )
