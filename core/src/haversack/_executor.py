@@ -176,7 +176,10 @@ class ToolExecutor:
         except ToolValidationError as exc:
             return self._publish(
                 call,
-                ToolResult.error(f"Invalid arguments for {tool.name!r}: {exc}"),
+                ToolResult.error(
+                    f"Invalid arguments for {tool.name!r}: "
+                    + exc.message.removeprefix("Invalid arguments: ")
+                ),
                 CallOutcome.INVALID,
             )
         if self.deadline is not None and self.deadline.expired:
