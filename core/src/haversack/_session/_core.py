@@ -195,7 +195,8 @@ class Session:
 
         ``slice_type`` defaults to ``event_type`` and ``reducer`` to :func:`append`, so
         ``register_reducer(ToolInvoked)`` records every ``ToolInvoked`` event in its own slice.
-        Reducers for one event type run in registration order.
+        Reducers for one event type run in registration order; registering the same reducer
+        for the same event and slice again does nothing.
         """
         if not isinstance(event_type, type):
             raise TypeError(f"event_type must be a type, got {event_type!r}.")
@@ -205,7 +206,20 @@ class Session:
         with self._lock:
             if target not in self._policies:
                 self._create(target, SlicePolicy.STATE)
-            self._reducers.setdefault(event_type, []).append((target, reducer))
+            entries = self._reducers.setdefault(event_type, [])
+            # Idempotent, so components that each install what they need can share a session.
+            if not any(t is target and r is reducer for t, r in entries):
+                entries.append((target, reducer))
+
+    def register_log(self, event_type: type[E]) -> Slice[E]:
+        """Record every dispatched ``event_type`` in its own ``LOG`` slice; idempotent.
+
+        Shorthand for ``register_slice(event_type, policy=SlicePolicy.LOG)`` followed by
+        ``register_reducer(event_type)``. Returns the slice.
+        """
+        log = self.register_slice(event_type, policy=SlicePolicy.LOG)
+        self.register_reducer(event_type)
+        return log
 
     def dispatch(self, event: object) -> None:
         """Apply ``event`` through its reducers, then tell its subscribers.
