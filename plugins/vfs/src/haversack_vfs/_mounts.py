@@ -56,7 +56,10 @@ class SkippedFile:
 
 @dataclass(frozen=True, slots=True)
 class MountedTree:
-    """What one mount loaded: resolved host path, workspace target, files and bytes."""
+    """What one mount loaded: resolved host path, workspace target, files and bytes.
+
+    ``loaded`` holds workspace paths and ``skipped`` host-relative paths, both sorted.
+    """
 
     mount: HostMount
     host_root: str
@@ -191,7 +194,8 @@ def _load_one(fs: Filesystem, mount: HostMount, roots: tuple[str, ...]) -> Mount
                 f"{mount.host_path!r}). Give the mounts different mount_path values."
             ) from None
         loaded.append(destination)
-    return MountedTree(mount, host, target, tuple(loaded), tuple(skipped), used)
+    skipped.sort(key=lambda item: item.host_path)
+    return MountedTree(mount, host, target, tuple(sorted(loaded)), tuple(skipped), used)
 
 
 def _walk(host: str, root: str, prune: tuple[GlobMatcher, ...]) -> Iterator[tuple[str, str | None]]:
