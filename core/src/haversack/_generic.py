@@ -26,23 +26,24 @@ class Specializable:
 
     def __class_getitem__(cls, params: object) -> Any:
         args = params if isinstance(params, tuple) else (params,)
+        key = (cls, args)
+        special = _cache.get(key)  # first: subscripting sits on the hot path of building tools
+        if special is not None:
+            return special
         if any(isinstance(arg, TypeVar) for arg in args):
             return super().__class_getitem__(params)  # type: ignore[misc]
-        key = (cls, args)
-        special = _cache.get(key)
-        if special is None:
-            with _lock:
-                special = _cache.get(key)
-                if special is None:
-                    name = f"{cls.__name__}[{', '.join(type_name(a) for a in args)}]"
-                    namespace = {
-                        "__type_args__": args,
-                        "__module__": cls.__module__,
-                        "__qualname__": name,
-                        "__slots__": (),
-                    }
-                    special = type(name, (cls,), namespace)
-                    _cache[key] = special
+        with _lock:
+            special = _cache.get(key)
+            if special is None:
+                name = f"{cls.__name__}[{', '.join(type_name(a) for a in args)}]"
+                namespace = {
+                    "__type_args__": args,
+                    "__module__": cls.__module__,
+                    "__qualname__": name,
+                    "__slots__": (),
+                }
+                special = type(name, (cls,), namespace)
+                _cache[key] = special
         return special
 
 

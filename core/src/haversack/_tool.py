@@ -49,7 +49,9 @@ class ToolAnnotations:
     open_world: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
+# No slots=True: on Python 3.11 the frozen __setattr__ of a slotted generic dataclass breaks
+# ``ToolExample[P, R](...)`` (typing's __orig_class__ assignment raises TypeError).
+@dataclass(frozen=True)
 class ToolExample(Generic[ParamsT, ResultT]):
     """A worked call: ``input`` must be the tool's params, ``output`` its result value."""
 
@@ -93,8 +95,11 @@ class Tool(Specializable, Generic[ParamsT, ResultT]):
             # Renaming (a pack's prefix) keeps the original so ${tool:x} references resolve.
             set_(self, "original_name", self.name)
         set_(self, "description", _clean_description(self.description, what="Tool", tool=self.name))
-        params_type = _params_type(args[0], self.name)
-        result_type, is_seq = _result_type(args[1], self.name)
+        types = _checked_types.get(args)
+        if types is None:
+            types = _params_type(args[0], self.name), *_result_type(args[1], self.name)
+            _checked_types[args] = types  # valid type arguments are checked once per pair
+        params_type, result_type, is_seq = types
         set_(self, "params_type", params_type)
         set_(self, "result_type", result_type)
         set_(self, "result_is_sequence", is_seq)
@@ -193,6 +198,7 @@ def _params_type(tp: object, tool: str) -> type[Any] | None:
 
 
 _SEQUENCE_ORIGINS = (list, tuple, collections.abc.Sequence)
+_checked_types: dict[tuple[object, ...], tuple[type[Any] | None, type[Any] | None, bool]] = {}
 
 
 def _result_type(tp: object, tool: str) -> tuple[type[Any] | None, bool]:
@@ -238,7 +244,11 @@ def _check_handler(handler: object, tool: str) -> bool:
             and not defaults
         )
         if ok:
-            return inspect.iscoroutinefunction(handler)
+            # The code flag is what iscoroutinefunction reads, minus its unwrapping overhead;
+            # the marker is markcoroutinefunction's (Python 3.12+).
+            return bool(flags & inspect.CO_COROUTINE) or (
+                hasattr(handler, "_is_coroutine_marker") and inspect.iscoroutinefunction(handler)
+            )
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError) as exc:
