@@ -162,7 +162,8 @@ class Session:
 
     def _change(self, slice_type: type, op: object, action: str) -> None:
         with self._lock:
-            self._guard(f"{_name(slice_type)}.{action}()")
+            if self._reducing:  # checked first: formatting the message on every append costs
+                self._guard(f"{_name(slice_type)}.{action}()")
             self._chains[slice_type] = _apply(self._chains[slice_type], op, slice_type, action)
 
     def _guard(self, action: str) -> None:
@@ -232,7 +233,8 @@ class Session:
         """
         event_type = type(event)
         with self._lock:
-            self._guard(f"dispatch({event_type.__qualname__})")
+            if self._reducing:
+                self._guard(f"dispatch({event_type.__qualname__})")
             entries = self._reducers.get(event_type)
             if entries:
                 working: dict[type, Chain[Any]] = {}

@@ -23,10 +23,11 @@ class SessionSnapshot:
 
     __slots__ = ("_owner", "_session_id", "_slices")
 
-    def __init__(self, owner: object, session_id: str, slices: Mapping[type, Chain[Any]]) -> None:
+    def __init__(self, owner: object, session_id: str, slices: dict[type, Chain[Any]]) -> None:
         self._owner = owner
         self._session_id = session_id
-        self._slices: Mapping[type, Chain[Any]] = MappingProxyType(dict(slices))
+        # Session.snapshot hands over a fresh dict, so wrapping it without a copy is safe.
+        self._slices: Mapping[type, Chain[Any]] = MappingProxyType(slices)
 
     @property
     def session_id(self) -> str:
