@@ -1,0 +1,3 @@
+"""The pytest plugin of :mod:`haversack.testing` (entry point ``pytest11``)."""
+
+from __future__ import annotations
