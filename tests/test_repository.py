@@ -1,0 +1,142 @@
+"""Repository plumbing: version agreement, the developer commands, the benchmark report."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECK = runpy.run_path(str(ROOT / "scripts" / "check_versions.py"))
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    """Copy what the version check reads (VERSION and the pyproject files) into ``tmp_path``."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copy(ROOT / "VERSION", root / "VERSION")
+    for pyproject in CHECK["pyproject_files"](ROOT):
+        target = root / pyproject.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(pyproject, target)
+    return root
+
+
+def test_repository_versions_agree():
+    assert CHECK["check"](ROOT) == []
+
+
+def test_every_distribution_is_checked():
+    checked = {p.relative_to(ROOT).as_posix() for p in CHECK["pyproject_files"](ROOT)}
+    assert {"core/pyproject.toml", "plugins/vfs/pyproject.toml"} <= checked
+    assert len(checked) == 2 + len(list((ROOT / "plugins").glob("*/pyproject.toml")))
+
+
+def test_copy_of_repository_passes(tmp_path):
+    assert CHECK["check"](_copy_tree(tmp_path)) == []
+
+
+def test_project_version_disagreement_names_the_file(tmp_path):
+    root = _copy_tree(tmp_path)
+    pyproject = root / "plugins" / "vfs" / "pyproject.toml"
+    text = pyproject.read_text()
+    version = (root / "VERSION").read_text().strip()
+    pyproject.write_text(text.replace(f'version = "{version}"', 'version = "9.9.9"', 1))
+
+    problems = CHECK["check"](root)
+
+    assert len(problems) == 1
+    assert "plugins/vfs/pyproject.toml" in problems[0]
+    assert "9.9.9" in problems[0]
+
+
+def test_pin_disagreement_is_reported(tmp_path):
+    root = _copy_tree(tmp_path)
+    pyproject = root / "plugins" / "podman" / "pyproject.toml"
+    version = (root / "VERSION").read_text().strip()
+    text = pyproject.read_text()
+    assert f'"haversack-vfs=={version}"' in text
+    pyproject.write_text(text.replace(f'"haversack-vfs=={version}"', '"haversack-vfs>=0.0.1"'))
+
+    problems = CHECK["check"](root)
+
+    assert len(problems) == 1
+    assert "plugins/podman/pyproject.toml" in problems[0]
+    assert "haversack-vfs" in problems[0]
+
+
+def test_version_file_change_flags_every_distribution(tmp_path):
+    root = _copy_tree(tmp_path)
+    (root / "VERSION").write_text("0.2.0\n")
+    problems = CHECK["check"](root)
+    assert len(problems) >= len(CHECK["pyproject_files"](root))
+
+
+def test_script_exits_non_zero_with_message(tmp_path, capsys):
+    root = _copy_tree(tmp_path)
+    (root / "core" / "pyproject.toml").write_text(
+        (root / "core" / "pyproject.toml").read_text().replace("version = ", "version = '1' #", 1)
+    )
+    assert CHECK["main"]([str(root)]) == 1
+    assert "core/pyproject.toml" in capsys.readouterr().err
+
+
+def test_readme_opens_with_the_two_commands_ci_runs():
+    lines = [line for line in (ROOT / "README.md").read_text().splitlines() if line.strip()]
+    assert lines[0].startswith("```")
+    assert [line.split("#")[0].strip() for line in lines[1:3]] == ["./dev demo", "./dev test"]
+    assert "./dev test" in (ROOT / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize("script", ["dev", ".ci/run"])
+def test_shell_scripts_parse(script):
+    assert (ROOT / script).stat().st_mode & 0o111, f"{script} is not executable"
+    subprocess.run(["bash", "-n", str(ROOT / script)], check=True)
+
+
+def test_dev_help_lists_commands():
+    out = subprocess.run(
+        [str(ROOT / "dev"), "help"], check=True, capture_output=True, text=True
+    ).stdout
+    for command in ("demo", "test", "setup", "bench"):
+        assert f"\n  {command} " in out
+
+
+def test_performance_page_is_generated_from_results(tmp_path):
+    bench = str(ROOT / "bench")
+    sys.path.insert(0, bench)
+    try:
+        run = runpy.run_path(str(ROOT / "bench" / "run.py"))
+        harness = sys.modules["_harness"]
+        sample = harness.Sample((0.001, 0.002, 0.003))
+        floor = harness.Sample((0.001, 0.001, 0.001))
+        results = [
+            harness.result("demo", "floor", floor),
+            harness.result("demo", "slow", sample, floor=("floor", floor), max_ratio=1.5),
+        ]
+        run["write_results"]("demo", results, quick=True, results_dir=tmp_path)
+        text = run["render_markdown"](tmp_path)
+    finally:
+        sys.path.remove(bench)
+    stored = json.loads((tmp_path / "demo.json").read_text())
+    assert stored["results"][1]["passed"] is False
+    assert "## demo" in text
+    assert "| slow | 2 ms |" in text
+    assert "2.00x" in text
+    assert "**MISS**" in text
+
+
+def test_committed_performance_page_matches_results():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        run = runpy.run_path(str(ROOT / "bench" / "run.py"))
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    assert (ROOT / "docs" / "performance.md").read_text() == run["render_markdown"](), (
+        "docs/performance.md is stale: run ./dev bench (or python bench/run.py) and commit it"
+    )
