@@ -1,0 +1,49 @@
+"""Anthropic Messages API format."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._common import ToolCall, field_of, tool_definition
+
+if TYPE_CHECKING:
+    from haversack._executor import ToolExecutor
+    from haversack._prompt import RenderedPrompt
+    from haversack._result import ToolResult
+
+__all__ = ["read_tool_use", "run_tool_use", "tool_result_block", "tools"]
+
+
+def tools(rendered: RenderedPrompt) -> list[dict[str, Any]]:
+    """``tools=`` for ``messages.create``: ``{"name", "description", "input_schema"}`` each."""
+    out = []
+    for tool in rendered.tools:
+        d = tool_definition(tool)
+        out.append({"name": d.name, "description": d.description, "input_schema": d.parameters})
+    return out
+
+
+def read_tool_use(block: object) -> ToolCall:
+    """A ``tool_use`` content block (SDK object or dict) as a :class:`ToolCall`."""
+    return ToolCall(
+        call_id=field_of(block, "id"),
+        name=field_of(block, "name"),
+        arguments=field_of(block, "input"),
+    )
+
+
+def tool_result_block(call_id: str | None, result: ToolResult[Any]) -> dict[str, Any]:
+    """The ``tool_result`` block answering a ``tool_use``; failures set ``is_error``."""
+    return {
+        "type": "tool_result",
+        "tool_use_id": call_id or "",
+        "content": result.render(),
+        "is_error": not result.success,
+    }
+
+
+def run_tool_use(executor: ToolExecutor, block: object) -> dict[str, Any]:
+    """Run a ``tool_use`` block and return the ``tool_result`` block for the next user turn."""
+    parsed = read_tool_use(block)
+    result = executor.execute(parsed.name, parsed.arguments, call_id=parsed.call_id)
+    return tool_result_block(parsed.call_id, result)

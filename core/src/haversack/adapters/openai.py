@@ -1,0 +1,101 @@
+"""OpenAI Chat Completions and Responses API formats."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._common import ToolCall, field_of, tool_definition
+
+if TYPE_CHECKING:
+    from haversack._executor import ToolExecutor
+    from haversack._prompt import RenderedPrompt
+
+__all__ = [
+    "chat_tool_message",
+    "chat_tools",
+    "read_chat_tool_call",
+    "read_response_function_call",
+    "response_function_output",
+    "response_tools",
+    "run_chat_tool_call",
+    "run_response_function_call",
+]
+
+
+def chat_tools(rendered: RenderedPrompt) -> list[dict[str, Any]]:
+    """``tools=`` for ``chat.completions.create``: one ``{"type": "function", ...}`` per tool."""
+    out = []
+    for tool in rendered.tools:
+        d = tool_definition(tool)
+        out.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": d.name,
+                    "description": d.description,
+                    "parameters": d.parameters,
+                },
+            }
+        )
+    return out
+
+
+def response_tools(rendered: RenderedPrompt) -> list[dict[str, Any]]:
+    """``tools=`` for ``responses.create``: flat function tools (``strict`` off, since
+    optional fields with defaults are not allowed in strict mode)."""
+    out = []
+    for tool in rendered.tools:
+        d = tool_definition(tool)
+        out.append(
+            {
+                "type": "function",
+                "name": d.name,
+                "description": d.description,
+                "parameters": d.parameters,
+                "strict": False,
+            }
+        )
+    return out
+
+
+def read_chat_tool_call(call: object) -> ToolCall:
+    """A Chat Completions ``tool_calls`` entry (SDK object or dict) as a :class:`ToolCall`."""
+    function = field_of(call, "function")
+    return ToolCall(
+        call_id=field_of(call, "id"),
+        name=field_of(function, "name"),
+        arguments=field_of(function, "arguments"),
+    )
+
+
+def chat_tool_message(call_id: str | None, text: str) -> dict[str, Any]:
+    """The ``{"role": "tool", ...}`` message answering a Chat Completions tool call."""
+    return {"role": "tool", "tool_call_id": call_id or "", "content": text}
+
+
+def run_chat_tool_call(executor: ToolExecutor, call: object) -> dict[str, Any]:
+    """Run a Chat Completions tool call and return the tool message to append."""
+    parsed = read_chat_tool_call(call)
+    result = executor.execute(parsed.name, parsed.arguments, call_id=parsed.call_id)
+    return chat_tool_message(parsed.call_id, result.render())
+
+
+def read_response_function_call(item: object) -> ToolCall:
+    """A Responses API ``function_call`` output item as a :class:`ToolCall`."""
+    return ToolCall(
+        call_id=field_of(item, "call_id"),
+        name=field_of(item, "name"),
+        arguments=field_of(item, "arguments"),
+    )
+
+
+def response_function_output(call_id: str | None, text: str) -> dict[str, Any]:
+    """The ``function_call_output`` input item answering a Responses function call."""
+    return {"type": "function_call_output", "call_id": call_id or "", "output": text}
+
+
+def run_response_function_call(executor: ToolExecutor, item: object) -> dict[str, Any]:
+    """Run a Responses function call and return the ``function_call_output`` item."""
+    parsed = read_response_function_call(item)
+    result = executor.execute(parsed.name, parsed.arguments, call_id=parsed.call_id)
+    return response_function_output(parsed.call_id, result.render())
