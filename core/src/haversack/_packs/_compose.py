@@ -1,0 +1,419 @@
+"""Run discovery, selection, loading and conflict checks; build the prompt or the report."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from haversack.errors import NameConflictError, PackConfigError, PackError, PackLoadError
+
+from ._compat import core_version, incompatibility, requirement_on_core
+from ._config import FileConfig, PackOptions, load_config, split_options
+from ._conflicts import CALLER, check_internal, find_conflicts, loose_section_key, resolve_bindings
+from ._contrib import Contribution, collect
+from ._discovery import Candidate, normalize, scan
+from ._rename import all_tools, apply_names
+from ._report import Conflict, PackInfo, PackReport, PackStatus
+from ._selection import Selection, env_flag
+from ._trace import ENV_TRACE, Tracer
+
+if TYPE_CHECKING:
+    from haversack._policy import ToolPolicy
+    from haversack._prompt import Prompt
+    from haversack._resources import Binding, ResourceRegistry
+    from haversack._section import Section
+
+__all__ = ["Outcome", "compose", "discover", "run"]
+
+ENV_STRICT = "HAVERSACK_STRICT"
+_log = logging.getLogger("haversack.packs")
+
+
+@dataclass(slots=True)
+class Outcome:
+    """The result of one run: the report plus, when loading, the contributions in order."""
+
+    report: PackReport
+    contributions: list[Contribution] = field(default_factory=list)
+    bindings: list[Binding[Any]] = field(default_factory=list)
+    strict: bool = False
+
+
+def run(
+    *,
+    load: bool,
+    packs: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    config: Mapping[str, Mapping[str, Any]] | None = None,
+    strict: bool | None = None,
+    config_file: str | Path | None = None,
+    caller: object | None = None,
+    tokens: bool = False,
+) -> Outcome:
+    """Discover, select, check and (when ``load``) import packs and collect contributions.
+
+    Never raises for a pack problem unless strict mode is on; conflicts are returned in the
+    report, not raised. A malformed config file always raises :class:`PackConfigError`.
+    """
+    file = load_config(config_file)
+    strict = bool(strict if strict is not None else env_flag(ENV_STRICT) or file.strict)
+    tracer = Tracer(env_flag(ENV_TRACE))
+    selection = Selection.resolve(
+        packs=packs,
+        exclude=exclude,
+        file_packs=file.packs,
+        file_disable=file.disable,
+        file_label=file.label,
+    )
+    candidates = scan()
+    problems = selection.unknown(candidates)
+    options, option_problems = _options(file, config, candidates)
+    problems += option_problems
+    infos: dict[str, PackInfo] = {}
+    conflicts: list[Conflict] = []
+    loadable: list[Candidate] = []
+    for group in _by_name(candidates):
+        candidate = group[0]
+        reason = selection.why_not(candidate)
+        if reason:
+            infos[candidate.name] = _info(candidate, "disabled", reason)
+            continue
+        if len(group) > 1:
+            for other in group[1:]:
+                conflicts.append(_pack_conflict(candidate, other))
+            for c in group:
+                tracer.line(f"{c.name}: claimed by {len(group)} distributions; not loaded")
+            infos[candidate.name] = _info(
+                candidate, "broken", "pack name claimed by " + " and ".join(c.label for c in group)
+            )
+            continue
+        why = incompatibility(candidate)
+        if why:
+            _fail(
+                strict,
+                PackLoadError(f"{candidate.label} is incompatible: {why}", pack=candidate.name),
+            )
+            infos[candidate.name] = _info(candidate, "incompatible", why)
+            tracer.line(f"{candidate.name}: incompatible: {why}")
+            continue
+        if not load:
+            infos[candidate.name] = _info(candidate, "not-imported")
+            continue
+        loadable.append(candidate)
+    if strict and problems:
+        raise PackConfigError(problems[0])
+    outcome = Outcome(PackReport(), strict=strict)
+    if load:
+        _load(outcome, loadable, caller, options, infos, conflicts, tracer, tokens=tokens)
+    ordered = sorted(infos.values(), key=lambda i: (not i.builtin, i.name))
+    outcome.report = PackReport(tuple(ordered), tuple(conflicts), tuple(problems))
+    return outcome
+
+
+def _load(
+    outcome: Outcome,
+    loadable: list[Candidate],
+    caller: object | None,
+    options: dict[str, PackOptions],
+    infos: dict[str, PackInfo],
+    conflicts: list[Conflict],
+    tracer: Tracer,
+    *,
+    tokens: bool,
+) -> None:
+    from ._manager import import_pack, new_manager, pending_errors, register
+
+    strict = outcome.strict
+    pm = new_manager()
+    tracer.install(pm)
+    order: list[tuple[Contribution, Candidate | None]] = []
+    if caller is None:
+        from haversack._builtin import CallerContributions
+
+        caller = CallerContributions((), (), ())
+    register(pm, caller, CALLER, CALLER)
+    order.append((Contribution(CALLER, CALLER, builtin=True), None))
+    for candidate in loadable:
+        try:
+            tracer.line(f"{candidate.name}: importing {candidate.module}")
+            module = import_pack(candidate)
+            register(pm, module, candidate.name, candidate.label)
+        except PackError as exc:
+            _broken(strict, exc, candidate, infos, tracer)
+            continue
+        order.append((Contribution(candidate.name, candidate.label), candidate))
+    for name, message in pending_errors(pm).items():
+        for contribution, pending in order:
+            if contribution.name == name and pending is not None:
+                error = PackLoadError(f"{pending.label} {message}", pack=name)
+                _broken(strict, error, pending, infos, tracer)
+    done: list[Contribution] = []
+    for contribution, source in order:
+        if source is not None and source.name in infos:
+            continue  # broken while importing or registering
+        pack_options = options.get(contribution.name, PackOptions())
+        try:
+            collect(pm, contribution, pack_options, tracer)
+            apply_names(contribution, pack_options)
+            check_internal(contribution)
+        except PackError as exc:
+            if source is None:
+                raise
+            _broken(strict, exc, source, infos, tracer)
+            continue
+        done.append(contribution)
+        infos[contribution.name] = _loaded(source, contribution, tokens=tokens)
+    bindings, resource_conflicts = resolve_bindings(done)
+    conflicts.extend(find_conflicts(done))
+    conflicts.extend(resource_conflicts)
+    outcome.contributions = done
+    outcome.bindings = bindings
+
+
+def _fail(strict: bool, exc: PackError) -> None:
+    if strict:
+        raise exc
+
+
+def _broken(
+    strict: bool, exc: PackError, candidate: Candidate, infos: dict[str, PackInfo], tracer: Tracer
+) -> None:
+    tracer.line(f"{candidate.name}: broken: {exc}")
+    if strict:
+        raise exc
+    reason = str(exc).removeprefix(candidate.label).lstrip(": ")
+    infos[candidate.name] = _info(candidate, "broken", reason)
+
+
+def _by_name(candidates: list[Candidate]) -> list[list[Candidate]]:
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        groups.setdefault(candidate.name, []).append(candidate)
+    return list(groups.values())
+
+
+def _pack_conflict(first: Candidate, second: Candidate) -> Conflict:
+    return Conflict(
+        "pack",
+        first.name,
+        (first.label, second.label),
+        "To fix it, uninstall one distribution or disable one by distribution name "
+        f"(HAVERSACK_DISABLE={normalize(second.distribution)}).",
+    )
+
+
+def _options(
+    file: FileConfig,
+    config: Mapping[str, Mapping[str, Any]] | None,
+    candidates: list[Candidate],
+) -> tuple[dict[str, PackOptions], list[str]]:
+    """Per-pack options, code keys over file keys, plus problems for packs not installed."""
+    installed = {c.name for c in candidates}
+    raw: dict[str, dict[str, Any]] = {}
+    sources: dict[str, list[str]] = {}
+    for name, table in file.options.items():
+        raw.setdefault(name, {}).update(table)
+        sources.setdefault(name, []).append(file.where(name))
+    for name, table in (config or {}).items():
+        if not isinstance(table, Mapping):
+            raise PackConfigError(
+                f"config[{name!r}] must be a mapping of options, got {type(table).__name__}.",
+                pack=name,
+            )
+        raw.setdefault(name, {}).update(table)
+        sources.setdefault(name, []).append(f"config={{{name!r}: ...}}")
+    problems: list[str] = []
+    result: dict[str, PackOptions] = {}
+    for name, table in raw.items():
+        source = " and ".join(sources[name])
+        if name not in installed:
+            problems.append(
+                f"Options are given for pack {name!r} ({source}), but no installed pack is "
+                f"called that (installed: {', '.join(sorted(installed)) or 'none'}); install it "
+                "or remove the options."
+            )
+            continue
+        result[name] = split_options(name, table, source)
+    return result, problems
+
+
+def _info(candidate: Candidate, status: PackStatus, reason: str = "") -> PackInfo:
+    return PackInfo(
+        name=candidate.name,
+        distribution=candidate.distribution,
+        version=candidate.version,
+        status=status,
+        reason=reason,
+        module=candidate.module,
+        requires=requirement_on_core(candidate),
+    )
+
+
+def _loaded(candidate: Candidate | None, c: Contribution, *, tokens: bool) -> PackInfo:
+    sections = [s.key for s in c.sections] + ([loose_section_key(c.name)] if c.tools else [])
+    tools = list(all_tools(c))
+    return PackInfo(
+        name=c.name,
+        distribution=candidate.distribution if candidate else "haversack",
+        version=candidate.version if candidate else core_version(),
+        status="loaded",
+        module=candidate.module if candidate else "haversack._builtin",
+        requires=requirement_on_core(candidate) if candidate else "",
+        builtin=c.builtin,
+        sections=tuple(sections),
+        tools=tuple(t.name for t in tools),
+        policies=tuple(p.name for p in c.policies),
+        resources=tuple(b.provides.__qualname__ for b in c.bindings),
+        token_estimate=token_estimate(tools) if tokens else None,
+    )
+
+
+def token_estimate(tools: Sequence[Any]) -> int:
+    """``len(json(name, description, schema)) / 4`` summed: a rough context-cost guide."""
+    from haversack import serde
+
+    total = 0
+    for tool in tools:
+        payload = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": serde.schema(tool.params_type),
+        }
+        total += len(json.dumps(payload, separators=(",", ":"))) // 4
+    return total
+
+
+# ---------------------------------------------------------------------- public entry points
+def discover(
+    *,
+    load: bool = False,
+    packs: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    config: Mapping[str, Mapping[str, Any]] | None = None,
+    config_file: str | Path | None = None,
+) -> PackReport:
+    """List installed packs; with ``load=True`` also import them and report contributions.
+
+    Without ``load`` no pack module is imported: statuses are ``not-imported``, ``disabled``
+    or ``incompatible`` (decided from metadata). With ``load``, packs run their hooks (with
+    their configuration) and the report adds ``loaded``/``broken`` statuses, the names each
+    pack contributes, token estimates and cross-pack conflicts. Never raises for a pack's
+    problem: everything is in the report.
+    """
+    return run(
+        load=load,
+        packs=packs,
+        exclude=exclude,
+        config=config,
+        config_file=config_file,
+        strict=False,
+        tokens=load,
+    ).report
+
+
+def compose(
+    *,
+    ns: str,
+    key: str,
+    sections: Sequence[Section[Any]] = (),
+    packs: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    config: Mapping[str, Mapping[str, Any]] | None = None,
+    strict: bool | None = None,
+    config_file: str | Path | None = None,
+    policies: Sequence[ToolPolicy] = (),
+    resources: ResourceRegistry | Mapping[type, object] | None = None,
+) -> Prompt:
+    """Build a :class:`~haversack.Prompt` from your sections plus every selected pack.
+
+    Order: your ``sections``, then each pack's sections in pack-name order, each pack's loose
+    tools in a section keyed by the pack name right after its own sections. ``policies``
+    and packs' prompt-wide policies govern every tool. Resource bindings are merged: a
+    ``default=True`` binding gives way to a non-default one (yours or a pack's).
+
+    Names are unique across every contributor (you are ``"your code"``): section keys, tool
+    names, policy names, resource types and pack names. A clash raises
+    :class:`~haversack.NameConflictError` naming both contributors and a fix. A pack that
+    fails to import, raises, registers garbage, has bad options or is incompatible is left
+    out and logged (``haversack.packs`` logger); with ``strict=True`` (or
+    ``HAVERSACK_STRICT=1``) it raises :class:`~haversack.errors.PackLoadError` /
+    :class:`~haversack.errors.PackConfigError` instead.
+    """
+    from haversack._builtin import CallerContributions
+    from haversack._prompt import Prompt
+    from haversack._resources import ResourceRegistry
+
+    caller = CallerContributions(sections, policies, _caller_bindings(resources))
+    outcome = run(
+        load=True,
+        packs=packs,
+        exclude=exclude,
+        config=config,
+        strict=strict,
+        config_file=config_file,
+        caller=caller,
+    )
+    raise_conflicts(outcome.report)
+    for problem in outcome.report.problems:
+        _log.warning("haversack: %s", problem)
+    for info in outcome.report.packs:
+        if info.status in ("broken", "incompatible"):
+            _log.warning("haversack: left out %s (%s): %s", info.label, info.status, info.reason)
+    prompt_sections: list[Section[Any]] = []
+    prompt_policies: list[ToolPolicy] = []
+    for c in outcome.contributions:
+        prompt_sections.extend(c.sections)
+        if c.tools:
+            prompt_sections.append(_loose_section(c))
+        prompt_policies.extend(c.policies)
+    return Prompt(
+        ns=ns,
+        key=key,
+        sections=prompt_sections,
+        policies=prompt_policies,
+        resources=ResourceRegistry.of(*outcome.bindings),
+    )
+
+
+def raise_conflicts(report: PackReport) -> None:
+    """Raise :class:`NameConflictError` for the first conflict (mentioning how many more)."""
+    if not report.conflicts:
+        return
+    first = report.conflicts[0]
+    more = len(report.conflicts) - 1
+    message = first.message + (
+        f" ({more} more conflict{'s' if more > 1 else ''}; run `haversack check` to list them.)"
+        if more
+        else ""
+    )
+    raise NameConflictError(
+        message, kind=first.kind, name=first.name, contributors=first.contributors
+    )
+
+
+def _loose_section(c: Contribution) -> Section[Any]:
+    from haversack._section import Section
+
+    return Section(title=f"Tools from {c.name}", key=loose_section_key(c.name), tools=c.tools)
+
+
+def _caller_bindings(resources: object) -> list[Binding[Any]]:
+    from haversack._resources import Binding, ResourceRegistry
+
+    if resources is None:
+        return []
+    if isinstance(resources, ResourceRegistry):
+        return list(resources.bindings)
+    if isinstance(resources, Mapping):
+        return [
+            value if isinstance(value, Binding) else Binding.instance(tp, value)
+            for tp, value in resources.items()
+        ]
+    raise TypeError(
+        f"resources must be a ResourceRegistry or a mapping of type to instance, got "
+        f"{type(resources).__qualname__}."
+    )

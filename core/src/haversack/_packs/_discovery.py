@@ -1,0 +1,92 @@
+"""Find packs from installed distributions' entry points, without importing them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib.metadata import Distribution, EntryPoint, distributions
+
+__all__ = ["GROUP", "Candidate", "normalize", "scan"]
+
+#: The entry-point group of packs; the entry-point name is the pack name.
+GROUP = "haversack"
+
+#: Where to look for distributions; ``None`` means ``sys.path``. Tests point it at a folder
+#: of fake ``*.dist-info`` directories.
+search_path: list[str] | None = None
+
+_NORMALIZE = re.compile(r"[-_.]+")
+
+
+def normalize(name: str) -> str:
+    """PEP 503 normalisation, so ``Haversack_VFS`` and ``haversack-vfs`` match."""
+    return _NORMALIZE.sub("-", name).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A pack's entry point and the distribution that declares it (nothing imported yet)."""
+
+    name: str
+    module: str
+    distribution: str
+    version: str
+    requires: tuple[str, ...]
+    entry_point: EntryPoint
+
+    @property
+    def label(self) -> str:
+        """``pack 'vfs' (haversack-vfs 0.1.0)``."""
+        return f"pack {self.name!r} ({self.distribution} {self.version})"
+
+
+def scan() -> list[Candidate]:
+    """Every ``haversack`` entry point of every distribution, in pack-name order.
+
+    A distribution found twice on the path (the same folder listed twice, or a lib/lib64
+    symlink) is taken once, the first one, as ``import`` would. Only the ``METADATA`` of
+    distributions that declare a pack is read, and only its header.
+    """
+    dists = distributions() if search_path is None else distributions(path=search_path)
+    seen: set[str] = set()
+    found: list[Candidate] = []
+    for dist in dists:
+        key = _dist_key(dist)
+        if key in seen:
+            continue
+        seen.add(key)
+        eps = [ep for ep in dist.entry_points if ep.group == GROUP]
+        if not eps:
+            continue
+        name, version, requires = _header(dist)
+        for ep in eps:
+            found.append(Candidate(ep.name, ep.value, name, version, requires, ep))
+    found.sort(key=lambda c: (c.name, c.distribution))
+    return found
+
+
+def _dist_key(dist: Distribution) -> str:
+    # ``_normalized_name`` comes from the folder name (no file read); it is what
+    # importlib.metadata.entry_points() itself deduplicates on.
+    key = getattr(dist, "_normalized_name", None)
+    if isinstance(key, str):
+        return key
+    return normalize(dist.metadata["Name"] or "")
+
+
+def _header(dist: Distribution) -> tuple[str, str, tuple[str, ...]]:
+    """Name, Version and Requires-Dist from the METADATA header (no full email parse)."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    name = version = ""
+    requires: list[str] = []
+    for line in text.splitlines():
+        if not line:
+            break  # the body (long description) starts after the first blank line
+        key, _, value = line.partition(":")
+        if key == "Name":
+            name = value.strip()
+        elif key == "Version":
+            version = value.strip()
+        elif key == "Requires-Dist":
+            requires.append(value.strip())
+    return name or "unknown", version or "unknown", tuple(requires)

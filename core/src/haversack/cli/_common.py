@@ -1,0 +1,57 @@
+"""Options every command shares (pack selection, strictness, config file) and composing."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from haversack._prompt import Prompt
+
+__all__ = ["NS", "add_common", "compose_from", "selection_kwargs"]
+
+#: The namespace and key of the prompt the CLI composes.
+NS, KEY = "haversack", "cli"
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """``--pack/-p`` (repeatable allowlist), ``--disable``, ``--strict``, ``--config``."""
+    group = parser.add_argument_group("pack selection")
+    group.add_argument(
+        "-p",
+        "--pack",
+        action="append",
+        dest="packs",
+        metavar="NAME",
+        help="load only this pack (repeatable; overrides HAVERSACK_PACKS)",
+    )
+    group.add_argument(
+        "--disable",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="leave this pack out (repeatable; '*' for all)",
+    )
+    group.add_argument(
+        "--strict",
+        action="store_true",
+        default=None,
+        help="fail on a broken or incompatible pack instead of leaving it out",
+    )
+    group.add_argument("--config", metavar="FILE", help="pyproject.toml or haversack.toml to read")
+
+
+def selection_kwargs(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments of ``compose``/``discover`` the common options map to."""
+    return {
+        "packs": args.packs,
+        "exclude": tuple(args.disable),
+        "config_file": args.config,
+    }
+
+
+def compose_from(args: argparse.Namespace) -> Prompt:
+    """Compose the prompt the common options describe."""
+    from haversack._packs import compose
+
+    return compose(ns=NS, key=KEY, strict=args.strict, **selection_kwargs(args))  # type: ignore[arg-type]

@@ -1,0 +1,29 @@
+"""``haversack call TOOL [ARGS_JSON]``: run one tool call through the executor."""
+
+from __future__ import annotations
+
+import argparse
+
+from haversack.cli._common import compose_from
+
+HELP = "call one tool of the composed prompt and print its result"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``TOOL`` and the optional JSON ``ARGS_JSON`` (default ``{}``)."""
+    parser.add_argument("tool", metavar="TOOL", help="the tool name")
+    parser.add_argument(
+        "arguments", metavar="ARGS_JSON", nargs="?", default="{}", help="JSON object of arguments"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 on a successful result, 1 on a failed one (the result text is printed)."""
+    from haversack._executor import ToolExecutor
+    from haversack._session import Session
+
+    rendered = compose_from(args).render()
+    with ToolExecutor(rendered, session=Session()) as executor:
+        result = executor.execute(args.tool, args.arguments)
+    print(result.render())
+    return 0 if result.success else 1

@@ -1,0 +1,53 @@
+"""``haversack packs``: list installed packs with status, contributions and token estimates."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from haversack.cli._common import selection_kwargs
+
+HELP = "list installed packs, their status, contributions and token estimates"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--json``, ``--all`` (include built-in plugins), ``--no-import``."""
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--all", action="store_true", help="include built-in plugins")
+    parser.add_argument(
+        "--no-import",
+        action="store_true",
+        help="list from metadata only: import no pack (no contributions or token estimates)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the discovery report; exit 0 (use ``haversack check`` to gate CI)."""
+    from haversack._packs import discover
+
+    report = discover(load=not args.no_import, **selection_kwargs(args))  # type: ignore[arg-type]
+    if args.json:
+        print(json.dumps(report.as_dict(include_builtin=args.all), indent=2))
+        return 0
+    rows = report.visible(include_builtin=args.all)
+    if not rows:
+        print("No packs installed (entry-point group 'haversack').")
+    for info in rows:
+        tokens = "" if info.token_estimate is None else f"  ~{info.token_estimate} tokens"
+        origin = "built-in" if info.builtin else f"{info.distribution} {info.version}"
+        print(f"{info.name}  ({origin})  {info.status}{tokens}")
+        if info.tools:
+            print(f"    tools: {', '.join(info.tools)}")
+        if info.sections:
+            print(f"    sections: {', '.join(info.sections)}")
+        if info.policies:
+            print(f"    policies: {', '.join(info.policies)}")
+        if info.resources:
+            print(f"    resources: {', '.join(info.resources)}")
+        if info.reason:
+            print(f"    reason: {info.reason}")
+    for conflict in report.conflicts:
+        print(f"conflict: {conflict.message}")
+    for problem in report.problems:
+        print(f"problem: {problem}")
+    return 0
