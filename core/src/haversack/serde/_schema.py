@@ -30,6 +30,7 @@ def schema(tp: type[Any] | None) -> dict[str, Any]:
 
 
 _cache: dict[type[Any], dict[str, Any]] = {}
+_DATA_KEYS = frozenset({"default", "const", "enum", "examples"})
 
 
 def _cached_schema(tp: type[Any]) -> dict[str, Any]:
@@ -64,10 +65,17 @@ def _inline(node: Any, defs: dict[str, Any], tp: type[Any], stack: tuple[str, ..
                 dataclass_type=tp,
             )
         target = _inline(defs[name], defs, tp, (*stack, name))
-        extra = {k: _inline(v, defs, tp, stack) for k, v in node.items() if k != "$ref"}
+        extra = {
+            k: copy.deepcopy(v) if k in _DATA_KEYS else _inline(v, defs, tp, stack)
+            for k, v in node.items()
+            if k != "$ref"
+        }
         return {**target, **extra}
     out: dict[str, Any] = {}
     for key, value in node.items():
+        if key in _DATA_KEYS:  # instance data, not schema: a default's "title" key is kept
+            out[key] = copy.deepcopy(value)
+            continue
         if key == "title" and not isinstance(value, dict):
             continue
         if key in ("properties", "$defs") and isinstance(value, dict):
