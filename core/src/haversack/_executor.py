@@ -7,16 +7,18 @@ import json
 import time
 from collections.abc import Mapping
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import serde
 from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked
+from ._filesystem import Snapshottable
 from ._result import ToolResult
 from .errors import HaversackError, PromptEvaluationError, ToolValidationError
 
 if TYPE_CHECKING:
     from ._deadline import Deadline
+    from ._policy import ToolPolicy
     from ._prompt import RenderedPrompt
     from ._resources import ResourceRegistry, Resources
     from ._session import Session, SessionSnapshot
@@ -27,6 +29,7 @@ __all__ = ["ToolExecutor"]
 Arguments = str | bytes | Mapping[str, Any] | None
 
 _EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
+_NO_SNAPSHOTTABLES: tuple[Snapshottable, ...] = ()
 
 
 class _Call:
@@ -49,16 +52,27 @@ class _Restore:
 
     __slots__ = ("resources", "session", "session_snapshot")
 
-    def __init__(self, session: Session, resources: Resources) -> None:
+    def __init__(self, session: Session, resources: tuple[Snapshottable, ...]) -> None:
         self.session = session
         self.session_snapshot: SessionSnapshot = session.snapshot()
-        self.resources = [(r, r.snapshot()) for r in resources.snapshottables()]
+        self.resources = [(r, r.snapshot()) for r in resources]
 
     def __call__(self) -> None:
-        # Resources first: a filesystem restore can fail loudly, the session restore cannot.
+        # Every restore is attempted even if one fails; the session's cannot fail.
+        failures: list[tuple[Snapshottable, Exception]] = []
         for resource, snapshot in self.resources:
-            resource.restore(snapshot)
+            try:
+                resource.restore(snapshot)
+            except Exception as exc:  # noqa: BLE001 - reported together below
+                failures.append((resource, exc))
         self.session.restore(self.session_snapshot)
+        if failures:
+            broken, error = failures[0]
+            raise PromptEvaluationError(
+                f"Rolling back a failed tool call left {type(broken).__qualname__} in an "
+                f"unknown state (its restore() raised {type(error).__name__}: {error}); the "
+                "evaluation cannot continue safely."
+            ) from error
 
 
 class ToolExecutor:
@@ -96,11 +110,24 @@ class ToolExecutor:
         self._owned = ExitStack()
         if resources is None:
             resources = self.prompt.resources or ResourceRegistry.of()
+        # Caller-managed resources may build singletons later, so ask them on every call.
+        self._fixed_snapshottables: tuple[Snapshottable, ...] | None = None
         if isinstance(resources, ResourceRegistry):
             # Eager: a singleton first built inside a failing call would miss its snapshot.
             resources = self._owned.enter_context(resources.open(eager=True))
+            # Every singleton now exists, so the snapshottables are fixed: find them once.
+            self._fixed_snapshottables = resources.snapshottables()
         self.resources: Resources = resources
+        # A policy object attached in two places still records each call once.
+        unique: dict[int, ToolPolicy] = {}
+        for policy in rendered_prompt.policies:
+            unique.setdefault(id(policy), policy)
+        self._recorders: tuple[ToolPolicy, ...] = tuple(unique.values())
         session.register_log(ToolInvoked)
+
+    def _snapshottables(self) -> tuple[Snapshottable, ...]:
+        fixed = self._fixed_snapshottables
+        return fixed if fixed is not None else self.resources.snapshottables()
 
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
@@ -182,13 +209,14 @@ class ToolExecutor:
                 ),
                 CallOutcome.INVALID,
             )
-        if self.deadline is not None and self.deadline.expired:
+        deadline = self.deadline
+        if deadline is not None and deadline.expired:
             self._publish(
                 call,
                 ToolResult.error("The evaluation's deadline has passed; the call was not run."),
                 CallOutcome.ABORTED,
             )
-            self.deadline.check(f"tool call {tool.name!r}")
+            deadline.check(f"tool call {tool.name!r}")
         if tool.handler is None:
             return self._publish(
                 call,
@@ -202,7 +230,15 @@ class ToolExecutor:
         tool = call.tool
         assert tool is not None
         if not tool.annotations.read_only:
-            call.restore = _Restore(self.session, self.resources)
+            try:
+                call.restore = _Restore(self.session, self._snapshottables())
+            except Exception as exc:  # noqa: BLE001 - no snapshot, no call
+                return self._fail(
+                    call,
+                    f"Tool {tool.name!r} was not run: taking the transaction snapshot failed "
+                    f"({type(exc).__name__}: {exc}).",
+                    CallOutcome.ERROR,
+                )
         call.context = ToolContext(
             prompt=self.prompt,
             rendered_prompt=self.rendered_prompt,
@@ -215,9 +251,8 @@ class ToolExecutor:
         for policy in self.rendered_prompt.policies_for(tool.name):
             try:
                 decision = policy.check(tool, call.params, context=call.context)
-            except PromptEvaluationError:
-                self._rollback(call)
-                raise
+            except PromptEvaluationError as exc:
+                self._abort(call, exc)
             except Exception as exc:  # noqa: BLE001 - a broken policy denies, it never crashes
                 return self._fail(
                     call,
@@ -261,7 +296,12 @@ class ToolExecutor:
         if not outcome.success:
             self._rollback(call)
             return self._publish(call, outcome, CallOutcome.FAILED, rendered=rendered)
-        for policy in self.rendered_prompt.policies:
+        recorders = self._recorders
+        if recorders and call.restore is None:
+            # A read-only call took no snapshot, but policies record into the session: if one
+            # of them fails, what the others recorded must go too.
+            call.restore = _Restore(self.session, _NO_SNAPSHOTTABLES)
+        for policy in recorders:
             try:
                 policy.on_result(tool, call.params, outcome, context=call.context)
             except Exception as exc:  # noqa: BLE001 - keep state consistent: undo the call
@@ -275,13 +315,10 @@ class ToolExecutor:
 
     def _handler_raised(self, call: _Call, exc: BaseException) -> ToolResult[Any]:
         tool_name = call.tool.name if call.tool is not None else "?"
-        if isinstance(exc, PromptEvaluationError):
-            self._rollback(call)
-            self._publish(call, ToolResult.error(str(exc)), CallOutcome.ABORTED)
-            raise exc
-        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not ours to map
-            self._rollback(call)
-            raise exc
+        if isinstance(exc, PromptEvaluationError) or not isinstance(exc, Exception):
+            # PromptEvaluationError ends the evaluation; KeyboardInterrupt, SystemExit and
+            # the like are not ours to map. Either way: undo, record, re-raise.
+            self._abort(call, exc)
         if isinstance(exc, HaversackError):
             message = str(exc)
         elif isinstance(exc, TypeError):
@@ -294,10 +331,22 @@ class ToolExecutor:
         self._rollback(call)
         return self._publish(call, ToolResult.error(message), outcome)
 
+    def _abort(self, call: _Call, exc: BaseException) -> NoReturn:
+        """Roll back, publish an ABORTED event and re-raise ``exc``."""
+        self._rollback(call)
+        text = str(exc) or type(exc).__name__
+        self._publish(call, ToolResult.error(text), CallOutcome.ABORTED)
+        raise exc
+
     def _rollback(self, call: _Call) -> None:
         restore, call.restore = call.restore, None
-        if restore is not None:
+        if restore is None:
+            return
+        try:
             restore()
+        except PromptEvaluationError as exc:
+            self._publish(call, ToolResult.error(str(exc)), CallOutcome.ABORTED)
+            raise
 
     def _publish(
         self,
@@ -331,6 +380,13 @@ def _parse_arguments(tool: Tool[Any, Any], arguments: Arguments) -> Any:
         if isinstance(arguments, str | bytes):
             text = arguments.decode(errors="replace") if isinstance(arguments, bytes) else arguments
             if text.strip() in _EMPTY_ARGUMENTS:
+                return None
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                decoded = ...
+            # Any spelling of an empty object ("{ }", "{\n}") means "no arguments".
+            if decoded is None or decoded == {}:
                 return None
         raise ToolValidationError(
             f"this tool takes no arguments, got {_preview(arguments)}; call it with {{}}."

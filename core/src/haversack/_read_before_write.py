@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._filesystem import Filesystem
 from ._policy import PolicyDecision
-from ._policy_state import policy_values, set_policy_values
+from ._policy_state import add_policy_value, policy_values
 from .errors import FilesystemError
 
 if TYPE_CHECKING:
@@ -21,11 +21,12 @@ __all__ = ["ReadBeforeWritePolicy"]
 class ReadBeforeWritePolicy:
     """Deny overwriting or editing an existing file the session has not read.
 
-    New files may always be written. A successful call of a ``read_tools`` tool records its
-    path; so does a successful write (the model knows what it just wrote). Paths are taken
-    from the first of ``path_fields`` present on the params and normalised by the bound
-    filesystem's own ``normalize`` (the shared :func:`normalize_path`), so every spelling
-    of a file counts as that file. Without a bound filesystem the policy cannot tell new
+    New files may always be written. A write whose params carry no string path in any of
+    ``path_fields`` is denied, since it could be overwriting anything. A successful call of a
+    ``read_tools`` tool records its path; so does a successful write (the model knows what it
+    just wrote). Paths are taken from the first of ``path_fields`` present on the params and
+    normalised by the bound filesystem's own ``normalize`` (the shared
+    :func:`normalize_path`), so every spelling of a file counts as that file. Without a bound filesystem the policy cannot tell new
     files from existing ones and denies (fail closed).
     """
 
@@ -53,7 +54,12 @@ class ReadBeforeWritePolicy:
             return PolicyDecision.allow()
         raw = self._raw_path(params)
         if raw is None:
-            return PolicyDecision.allow()
+            # Fail closed: a write we cannot locate could be overwriting any file.
+            fields = ", ".join(repr(f) for f in self.path_fields) or "none configured"
+            return PolicyDecision.deny(
+                f"cannot check {tool.name!r}: its arguments carry no path in a field this "
+                f"policy reads ({fields}); pass the file's path there, then retry."
+            )
         filesystem = context.resources.get_optional(Filesystem)  # type: ignore[type-abstract]
         if filesystem is None:
             return PolicyDecision.deny(
@@ -88,9 +94,7 @@ class ReadBeforeWritePolicy:
             path = filesystem.normalize(raw)
         except FilesystemError:
             return
-        seen = policy_values(context.session, self._name)
-        if path not in seen:
-            set_policy_values(context.session, self._name, seen | {path})
+        add_policy_value(context.session, self._name, path)
 
     def _raw_path(self, params: Any) -> str | None:
         for field in self.path_fields:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._policy import PolicyDecision
-from ._policy_state import policy_values, set_policy_values
+from ._policy_state import add_policy_value, policy_values
 
 if TYPE_CHECKING:
     from ._context import ToolContext
@@ -50,7 +50,8 @@ class SequentialDependencyPolicy:
         required = self._dependencies.get(tool.name)
         if not required:
             return PolicyDecision.allow()
-        missing = required - policy_values(context.session, self._name)
+        done = policy_values(context.session, self._name)
+        missing = [name for name in required if name not in done]
         if not missing:
             return PolicyDecision.allow()
         names = ", ".join(sorted(missing))
@@ -64,9 +65,7 @@ class SequentialDependencyPolicy:
     ) -> None:
         if tool.name not in self._observed or not result.success:
             return
-        done = policy_values(context.session, self._name)
-        if tool.name not in done:
-            set_policy_values(context.session, self._name, done | {tool.name})
+        add_policy_value(context.session, self._name, tool.name)
 
     def __repr__(self) -> str:
         return (
