@@ -170,12 +170,36 @@ def test_public_helper_works_on_any_texts():
     assert list(pattern.search_lines("a\nb\r\ncb")) == [(2, "b"), (3, "cb")]
     consumed = []
 
-    def texts():
-        for name in ("one", "two", "three"):
-            consumed.append(name)
-            yield name, "b\nb\n"
+    def texts():  # endless: grep_texts must stop reading once the cap is exceeded
+        number = 0
+        while True:
+            number += 1
+            consumed.append(number)
+            yield f"f{number}", "b\n" + "x" * 600_000 + "\nb\n"
 
-    result = grep_texts("b", texts(), max_matches=2)
+    result = grep_texts("b", texts(), max_matches=3)
     assert result.truncated
-    assert consumed == ["one", "two"]  # stopped as soon as the cap was exceeded
+    assert [(m.path, m.line_number) for m in result.matches] == [("f1", 1), ("f1", 3), ("f2", 1)]
+    assert consumed == [1, 2]
     assert "GrepPattern('b')" in repr(pattern)
+
+
+def test_many_texts_keep_paths_and_line_numbers_apart():
+    texts = [("empty", ""), ("nl", "\n"), ("a", "a\r\nb"), ("blank", "\n\nz\n"), ("end", "z")]
+    assert [(m.path, m.line_number, m.line) for m in grep_texts("^$", texts).matches] == [
+        ("nl", 1, ""),
+        ("blank", 1, ""),
+        ("blank", 2, ""),
+    ]
+    assert [(m.path, m.line_number) for m in grep_texts("z$", texts).matches] == [
+        ("blank", 3),
+        ("end", 1),
+    ]
+    assert [(m.path, m.line_number) for m in grep_texts(r"\Az", texts).matches] == [
+        ("blank", 3),
+        ("end", 1),
+    ]
+    many = [(f"f{i}", "hit\n" * 3) for i in range(2000)]
+    result = grep_texts("hit", many, max_matches=10_000)
+    assert len(result.matches) == 6000
+    assert result.matches[-1] == GrepMatch("f1999", 3, "hit")

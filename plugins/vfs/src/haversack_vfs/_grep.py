@@ -53,7 +53,7 @@ class GrepPattern:
 
     def search_lines(self, text: str) -> Iterator[tuple[int, str]]:
         """Yield ``(line_number, line)`` for each matching line, 1-based, line ending removed."""
-        data = text.encode("utf-8", "surrogatepass")
+        data = text.encode("utf-8")
         if b"\r" in data:
             # Count-preserving: every line keeps its number and loses only its ``\r\n``.
             data = data.replace(b"\r\n", b"\n")
@@ -83,7 +83,7 @@ class GrepPattern:
             line_end = data.find(b"\n", start)
             if line_end < 0:
                 line_end = size
-            yield line_number, data[line_start:line_end].decode("utf-8", "surrogatepass")
+            yield line_number, data[line_start:line_end].decode("utf-8")
             pos = line_end + 1
 
     def _search_each_line(self, data: bytes) -> Iterator[tuple[int, str]]:
@@ -92,7 +92,7 @@ class GrepPattern:
             lines.pop()
         for index, line in enumerate(lines):
             if self._line.search(line) is not None:
-                yield index + 1, line.decode("utf-8", "surrogatepass")
+                yield index + 1, line.decode("utf-8")
 
     def __repr__(self) -> str:
         return f"GrepPattern({self.pattern!r})"

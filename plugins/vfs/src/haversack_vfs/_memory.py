@@ -6,8 +6,6 @@ import builtins
 from collections.abc import Iterator
 from typing import Final
 
-import immutables
-
 from haversack import FileStat, GrepResult, ReadWindow, normalize_path
 from haversack._filesystem import WriteMode
 from haversack._glob import compile_glob
@@ -25,7 +23,7 @@ from haversack.errors import (
 from ._errors import InvalidArgumentError
 from ._grep import compile_grep_pattern, grep_texts
 from ._nodes import EMPTY_DIR, DirNode, FileNode, Node, State, child_path, parent_and_name
-from ._text import line_window, utf8_size
+from ._text import count_lines, line_window, utf8_size
 
 __all__ = [
     "DEFAULT_MAX_DIRECTORIES",
@@ -45,6 +43,10 @@ DEFAULT_MAX_FILES: Final = 50_000
 DEFAULT_MAX_DIRECTORIES: Final = 20_000
 
 _WRITE_MODES: Final = ("create", "overwrite", "append")
+
+
+def _path_key(item: tuple[str, FileNode]) -> str:
+    return item[0]
 
 
 def _under(base: str, prefix: str) -> str:
@@ -239,7 +241,10 @@ class InMemoryFilesystem:
                 f"file), got {limit!r}.",
                 path=p,
             )
-        content, total = line_window(self._file(p).content, offset, limit)
+        text = self._file(p).content
+        if offset == 0 and limit is None:  # the common whole-file read: no splitting
+            return ReadWindow(p, text, 0, count_lines(text))
+        content, total = line_window(text, offset, limit)
         return ReadWindow(p, content, offset, total)
 
     def read_text(self, path: str) -> str:
@@ -279,20 +284,19 @@ class InMemoryFilesystem:
         matcher = None
         if glob is not None and glob.strip():
             matcher = compile_glob(glob, mount_point=self._mount_point)
-        nodes = self._state.nodes
         if isinstance(node, FileNode):
             name = parent_and_name(base)[1]
-            paths = [base] if matcher is None or matcher.match(name) else []
+            files = [(base, node)] if matcher is None or matcher.match(name) else []
         else:
             cut = len(base) + 1 if base else 0
             start = base if matcher is None else _under(base, matcher.prefix)
-            paths = [
-                file_path
-                for file_path, _ in self._walk_files(start)
-                if matcher is None or matcher.match(file_path[cut:])
+            files = [
+                item
+                for item in self._walk_files(start)
+                if matcher is None or matcher.match(item[0][cut:])
             ]
-            paths.sort()
-        texts = ((p, self._content(nodes, p)) for p in paths)
+            files.sort(key=_path_key)
+        texts = ((file_path, file_node.content) for file_path, file_node in files)
         return grep_texts(compiled, texts, max_matches=max_matches)
 
     # -- changes ------------------------------------------------------------------------
@@ -472,12 +476,6 @@ class InMemoryFilesystem:
                 f"{self.display(p)} is a file, not a directory; give a directory path.", path=p
             )
         return node
-
-    @staticmethod
-    def _content(nodes: immutables.Map[str, Node], path: str) -> str:
-        node = nodes[path]
-        assert isinstance(node, FileNode)
-        return node.content
 
     @staticmethod
     def _stat(path: str, node: Node) -> FileStat:
