@@ -1,0 +1,144 @@
+"""The four planning tools, built for one configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haversack import Tool, ToolAnnotations, ToolContext, ToolExample, ToolResult
+
+from ._config import PlanningConfig
+from ._model import Plan, PlanStep
+from ._names import name_resolver
+from ._ops import Change, add_steps, require_plan, setup_plan, update_step
+from ._params import AddStepParams, SetupPlanParams, UpdateStepParams
+from ._store import current_plan, save_plan
+
+__all__ = ["TOOL_NAMES", "planning_tools"]
+
+#: The tools' original names, in the order the section lists them.
+TOOL_NAMES = (
+    "planning_setup_plan",
+    "planning_add_step",
+    "planning_update_step",
+    "planning_read_plan",
+)
+
+_EXAMPLE_PLAN = Plan(
+    objective="Fix the failing date parser test",
+    steps=(
+        PlanStep(1, "Reproduce the failure", "done"),
+        PlanStep(2, "Fix the parser", "in_progress"),
+        PlanStep(3, "Run the whole test suite"),
+    ),
+    done=1,
+)
+
+
+def _commit(change: Change, context: ToolContext) -> ToolResult[Plan]:
+    save_plan(context.session, change.plan)
+    return ToolResult.ok(change.plan, change.message)
+
+
+def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Plan], ...]:
+    """``planning_setup_plan``, ``planning_add_step``, ``planning_update_step`` and
+    ``planning_read_plan``, enforcing the limits of ``config`` (defaults when ``None``).
+
+    Each returns the whole plan, which renders as one line per step. A rejected call raises
+    :class:`haversack.ToolValidationError` before the session is touched.
+    """
+    cfg = config if config is not None else PlanningConfig()
+
+    def setup(params: SetupPlanParams, *, context: ToolContext) -> ToolResult[Plan]:
+        previous = current_plan(context.session)
+        return _commit(setup_plan(previous, params, cfg, name_resolver(context)), context)
+
+    def add(params: AddStepParams, *, context: ToolContext) -> ToolResult[Plan]:
+        plan = current_plan(context.session)
+        return _commit(add_steps(plan, params, cfg, name_resolver(context)), context)
+
+    def update(params: UpdateStepParams, *, context: ToolContext) -> ToolResult[Plan]:
+        plan = current_plan(context.session)
+        return _commit(update_step(plan, params, cfg, name_resolver(context)), context)
+
+    def read(params: None, *, context: ToolContext) -> ToolResult[Plan]:
+        plan = require_plan(current_plan(context.session), name_resolver(context))
+        return ToolResult.ok(plan, "The current plan:")
+
+    tools: tuple[Tool[Any, Plan], ...] = (
+        Tool[SetupPlanParams, Plan](
+            name="planning_setup_plan",
+            description="Start a plan: an objective and optional first steps. Replaces any "
+            "existing plan; step ids restart at 1.",
+            handler=setup,
+            annotations=ToolAnnotations(destructive=True, idempotent=True),
+            examples=(
+                ToolExample(
+                    "Plan a bug fix in three steps.",
+                    SetupPlanParams(
+                        objective="Fix the failing date parser test",
+                        steps=(
+                            "Reproduce the failure",
+                            "Fix the parser",
+                            "Run the whole test suite",
+                        ),
+                    ),
+                    Plan(
+                        objective="Fix the failing date parser test",
+                        steps=(
+                            PlanStep(1, "Reproduce the failure"),
+                            PlanStep(2, "Fix the parser"),
+                            PlanStep(3, "Run the whole test suite"),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        Tool[AddStepParams, Plan](
+            name="planning_add_step",
+            description="Append one or more steps to the plan, as pending; they get the next ids.",
+            handler=add,
+            annotations=ToolAnnotations(destructive=False, idempotent=False),
+            examples=(
+                ToolExample(
+                    "Add a step found while working.",
+                    AddStepParams(steps=("Update the changelog",)),
+                    _with_step(_EXAMPLE_PLAN, "Update the changelog"),
+                ),
+            ),
+        ),
+        Tool[UpdateStepParams, Plan](
+            name="planning_update_step",
+            description="Change a step's title and/or status (pending, in_progress, done) by "
+            "its id. The plan completes when every step is done.",
+            handler=update,
+            annotations=ToolAnnotations(destructive=False, idempotent=True),
+            examples=(
+                ToolExample(
+                    "Mark step 2 as done.",
+                    UpdateStepParams(step_id=2, status="done"),
+                    Plan(
+                        objective=_EXAMPLE_PLAN.objective,
+                        steps=(
+                            _EXAMPLE_PLAN.steps[0],
+                            PlanStep(2, "Fix the parser", "done"),
+                            _EXAMPLE_PLAN.steps[2],
+                        ),
+                        done=2,
+                    ),
+                ),
+            ),
+        ),
+        Tool[None, Plan](
+            name="planning_read_plan",
+            description="Show the current plan: objective, status and every step.",
+            handler=read,
+            annotations=ToolAnnotations(read_only=True, destructive=False, idempotent=True),
+            examples=(ToolExample("Check progress.", None, _EXAMPLE_PLAN),),
+        ),
+    )
+    return tools
+
+
+def _with_step(plan: Plan, title: str) -> Plan:
+    step = PlanStep(len(plan.steps) + 1, title)
+    return Plan(plan.objective, (*plan.steps, step), plan.status, plan.done)
