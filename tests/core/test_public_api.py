@@ -1,0 +1,90 @@
+"""The public surface of ``haversack``: names, homes, version, and a light import."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import subprocess
+import sys
+
+import pytest
+
+import haversack
+
+REQUIRED = [
+    "Section",
+    "MarkdownSection",
+    "Prompt",
+    "RenderedPrompt",
+    "Tool",
+    "tool",
+    "ToolResult",
+    "ToolExample",
+    "ToolContext",
+    "HaversackError",
+    "PromptValidationError",
+    "PromptRenderError",
+    "ToolValidationError",
+    "PromptEvaluationError",
+    "DeadlineExceededError",
+]
+
+
+def test_all_is_sorted() -> None:
+    assert haversack.__all__ == sorted(haversack.__all__)
+
+
+@pytest.mark.parametrize("name", haversack.__all__)
+def test_every_public_name_is_importable(name: str) -> None:
+    namespace: dict[str, object] = {}
+    exec(f"from haversack import {name}", namespace)
+    assert namespace[name] is getattr(haversack, name)
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_required_names_exist(name: str) -> None:
+    assert name in haversack.__all__
+
+
+@pytest.mark.parametrize("name", haversack.__all__)
+def test_public_names_show_a_public_module(name: str) -> None:
+    obj = getattr(haversack, name)
+    module = getattr(obj, "__module__", "haversack")
+    if module.startswith("haversack.errors"):
+        assert module == "haversack.errors"  # the error tree's own public home
+    else:
+        assert module == "haversack", f"{name} shows {module}"
+
+
+def test_model_classes_show_the_package() -> None:
+    for cls in (haversack.Prompt, haversack.MarkdownSection, haversack.Tool, haversack.ToolResult):
+        assert cls.__module__ == "haversack"
+
+
+def test_version_matches_the_distribution() -> None:
+    assert haversack.__version__ == importlib.metadata.version("haversack")
+
+
+def test_unknown_attribute_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = haversack.nope
+
+
+def test_serde_exposes_parse_dump_schema() -> None:
+    serde = importlib.import_module("haversack.serde")
+    assert serde.__all__ == ["dump", "parse", "schema"]
+    for name in serde.__all__:
+        assert callable(getattr(serde, name))
+
+
+def test_import_haversack_does_not_import_pydantic() -> None:
+    code = (
+        "import sys, haversack, haversack.serde, haversack.errors\n"
+        "roots = {m.split('.')[0] for m in sys.modules}\n"
+        "heavy = sorted(roots & {'pydantic', 'pydantic_core'})\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == ""
