@@ -20,11 +20,23 @@ from ._paths import normalize_path
 from ._policy import PolicyDecision, ToolPolicy
 from ._prompt import Prompt, RenderedPrompt
 from ._read_before_write import ReadBeforeWritePolicy
-from ._resources import Binding, ResourceRegistry, Resources, Scope
+from ._resources import Binding, ResourceRegistry, ResourceResolver, Resources, Scope, ToolCallScope
 from ._result import ToolResult
 from ._section import Section
 from ._sequential import SequentialDependencyPolicy
-from ._session import Session, SessionSnapshot, SlicePolicy
+from ._session import (
+    Append,
+    Clear,
+    Extend,
+    Reducer,
+    Replace,
+    Session,
+    SessionSnapshot,
+    Slice,
+    SliceOp,
+    SlicePolicy,
+    SliceView,
+)
 from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
 from .errors import (
     DeadlineExceededError,
@@ -33,14 +45,18 @@ from .errors import (
     PromptEvaluationError,
     PromptRenderError,
     PromptValidationError,
+    ResourceError,
     ToolValidationError,
 )
 
 __all__ = [
+    "Append",
     "Binding",
     "CallOutcome",
+    "Clear",
     "Deadline",
     "DeadlineExceededError",
+    "Extend",
     "FileStat",
     "Filesystem",
     "GrepMatch",
@@ -55,19 +71,27 @@ __all__ = [
     "PromptValidationError",
     "ReadBeforeWritePolicy",
     "ReadWindow",
+    "Reducer",
     "RenderedPrompt",
+    "Replace",
+    "ResourceError",
     "ResourceLookup",
     "ResourceRegistry",
+    "ResourceResolver",
     "Resources",
     "Scope",
     "Section",
     "SequentialDependencyPolicy",
     "Session",
     "SessionSnapshot",
+    "Slice",
+    "SliceOp",
     "SlicePolicy",
+    "SliceView",
     "Snapshottable",
     "Tool",
     "ToolAnnotations",
+    "ToolCallScope",
     "ToolContext",
     "ToolExample",
     "ToolExecutor",
