@@ -76,12 +76,12 @@ def run(
     infos: dict[str, PackInfo] = {}
     conflicts: list[Conflict] = []
     loadable: list[Candidate] = []
-    for group in _by_name(candidates):
-        candidate = group[0]
-        reason = selection.why_not(candidate)
-        if reason:
-            infos[candidate.name] = _info(candidate, "disabled", reason)
+    for every in _by_name(candidates):
+        group = [c for c in every if not selection.why_not(c)]
+        if not group:
+            infos[every[0].name] = _info(every[0], "disabled", selection.why_not(every[0]))
             continue
+        candidate = group[0]
         if len(group) > 1:
             for other in group[1:]:
                 conflicts.append(_pack_conflict(candidate, other))

@@ -185,7 +185,7 @@ def parse_options(pack: str, config_type: type[Any] | None, options: PackOptions
         ) from None
 
 
-def check_config_type(pack: str, value: object) -> type[Any] | None:
+def check_config_type(pack: str, label: str, value: object) -> type[Any] | None:
     """Validate what a ``config_type`` hook returned."""
     if value is None:
         return None
@@ -194,6 +194,6 @@ def check_config_type(pack: str, value: object) -> type[Any] | None:
     from haversack.errors import PackLoadError
 
     raise PackLoadError(
-        f"Pack {pack!r}: config_type() must return a dataclass type or None, got {value!r}.",
+        f"{label}: config_type() must return a dataclass type or None, got {value!r}.",
         pack=pack,
     )

@@ -72,7 +72,7 @@ def collect(
     config_type = None
     if config_impl is not None:
         config_type = check_config_type(
-            name, _call(config_impl, {}, name, label, tracer, "config_type", returns=True)
+            name, label, _call(config_impl, {}, name, label, tracer, "config_type", returns=True)
         )
     config = parse_options(name, config_type, options)
     expected = _expected()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from haversack._prompt import Prompt
@@ -41,17 +41,21 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--config", metavar="FILE", help="pyproject.toml or haversack.toml to read")
 
 
-def selection_kwargs(args: argparse.Namespace) -> dict[str, object]:
+class SelectionKwargs(TypedDict):
     """The keyword arguments of ``compose``/``discover`` the common options map to."""
-    return {
-        "packs": args.packs,
-        "exclude": tuple(args.disable),
-        "config_file": args.config,
-    }
+
+    packs: list[str] | None
+    exclude: tuple[str, ...]
+    config_file: str | None
+
+
+def selection_kwargs(args: argparse.Namespace) -> SelectionKwargs:
+    """The keyword arguments of ``compose``/``discover`` the common options map to."""
+    return SelectionKwargs(packs=args.packs, exclude=tuple(args.disable), config_file=args.config)
 
 
 def compose_from(args: argparse.Namespace) -> Prompt:
     """Compose the prompt the common options describe."""
     from haversack._packs import compose
 
-    return compose(ns=NS, key=KEY, strict=args.strict, **selection_kwargs(args))  # type: ignore[arg-type]
+    return compose(ns=NS, key=KEY, strict=args.strict, **selection_kwargs(args))

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from haversack._packs._compose import compose
     from haversack.errors import HaversackError
 
-    report = discover(load=True, **selection_kwargs(args))  # type: ignore[arg-type]
+    report = discover(load=True, **selection_kwargs(args))
     errors = [
         f"{i.label} is {i.status}: {i.reason}"
         for i in report.packs
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     errors += list(report.problems)
     if not errors:
         try:
-            compose(ns=NS, key=KEY, strict=True, **selection_kwargs(args)).render()  # type: ignore[arg-type]
+            compose(ns=NS, key=KEY, strict=True, **selection_kwargs(args)).render()
         except HaversackError as exc:
             errors.append(f"composing failed: {exc}")
     loaded = [i.name for i in report.visible() if i.status == "loaded"]
@@ -45,7 +45,6 @@ def run(args: argparse.Namespace) -> int:
         for line in errors:
             print(f"error: {line}")
         verdict = "FAILED" if errors else "OK"
-        print(
-            f"haversack check: {verdict} ({len(loaded)} packs loaded: {', '.join(loaded) or 'none'}; {len(errors)} problems)"
-        )
+        names = ", ".join(loaded) or "none"
+        print(f"haversack check: {verdict} ({len(loaded)} loaded: {names}; {len(errors)} errors)")
     return 1 if errors else 0

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the discovery report; exit 0 (use ``haversack check`` to gate CI)."""
     from haversack._packs import discover
 
-    report = discover(load=not args.no_import, **selection_kwargs(args))  # type: ignore[arg-type]
+    report = discover(load=not args.no_import, **selection_kwargs(args))
     if args.json:
         print(json.dumps(report.as_dict(include_builtin=args.all), indent=2))
         return 0
