@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from .errors import InvalidPathError
@@ -14,6 +15,8 @@ WORKSPACE_MOUNT: Final = "/workspace"
 MAX_PATH_DEPTH: Final = 32
 #: Longest single path segment accepted, in characters (ext4's limit in bytes is 255).
 MAX_SEGMENT_LENGTH: Final = 255
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def normalize_path(path: str, *, mount_point: str = WORKSPACE_MOUNT) -> str:
@@ -31,7 +34,7 @@ def normalize_path(path: str, *, mount_point: str = WORKSPACE_MOUNT) -> str:
     if not isinstance(path, str):
         raise InvalidPathError(f"Path must be a string, got {type(path).__name__}.")
     text = path.strip()
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+    if _CONTROL.search(text):
         raise InvalidPathError(f"Path {path!r} contains control characters.", path=path)
     mount = mount_point.strip("/")
     segments = [s for s in text.split("/") if s not in ("", ".")]
