@@ -243,7 +243,7 @@ def test_rename_wins_over_prefix_and_resolves_a_clash(site):
 
 def test_rename_of_unknown_tool_is_a_config_error(site):
     site.add("vfs", SECTION_PACK)
-    with pytest.raises(PackConfigError, match="'raed_file'.*read_file, write_file"):
+    with pytest.raises(PackConfigError, match=r"'raed_file'.*read_file, write_file"):
         compose(ns="t", key="k", config={"vfs": {"rename": {"raed_file": "x"}}}, strict=True)
     report = discover(load=True, config={"vfs": {"rename": {"raed_file": "x"}}})
     assert report["vfs"].status == "broken"
