@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from .errors import InvalidPathError
@@ -31,8 +32,15 @@ def normalize_path(path: str, *, mount_point: str = WORKSPACE_MOUNT) -> str:
     left exactly as given: no case folding or compatibility mapping, so look-alike
     characters can never turn into ``..``.
     """
+    # Separate wrapper: lru_cache needs hashable arguments and must not see non-strings.
     if not isinstance(path, str):
         raise InvalidPathError(f"Path must be a string, got {type(path).__name__}.")
+    return _normalize(path, mount_point)
+
+
+@lru_cache(maxsize=8192)
+def _normalize(path: str, mount_point: str) -> str:
+    # Cached: a session names the same few paths over and over, and errors are not cached.
     text = path.strip()
     if _CONTROL.search(text):
         raise InvalidPathError(f"Path {path!r} contains control characters.", path=path)
