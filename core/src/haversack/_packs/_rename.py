@@ -18,10 +18,10 @@ __all__ = ["all_tools", "apply_names"]
 
 
 def all_tools(contribution: Contribution) -> Iterator[Tool[Any, Any]]:
-    """Every tool of a contribution: loose ones and those in its section trees."""
-    yield from contribution.tools
+    """Every tool of a contribution in prompt order: its section trees, then loose tools."""
     for section in contribution.sections:
         yield from _section_tools(section)
+    yield from contribution.tools
 
 
 def _section_tools(section: Section[Any]) -> Iterator[Tool[Any, Any]]:

@@ -1,0 +1,104 @@
+"""Every hook has a docstring, a documented exact signature, and a test_hook_<name> test."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from haversack import MarkdownSection, hookspecs
+from haversack._packs import _discovery, compose, discover
+from haversack._packs._manager import HOOKS, new_manager
+from haversack._packs._testing import FakeSite
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = sorted(new_manager().hook.__dict__.items())
+
+
+def _signature(caller) -> str:
+    return f"{caller.name}({', '.join(caller.spec.argnames)})"
+
+
+@pytest.mark.parametrize(("name", "caller"), SPECS, ids=[n for n, _ in SPECS])
+def test_hook_has_docstring_and_exact_signature_heading(name, caller):
+    assert (caller.spec.function.__doc__ or "").strip(), f"{name} has no docstring"
+    docs = (ROOT / "docs" / "hooks.md").read_text()
+    assert f"## `{_signature(caller)}`" in docs
+
+
+def test_hook_order_covers_every_spec():
+    assert sorted(HOOKS) == sorted(name for name, _ in SPECS)
+
+
+@pytest.mark.parametrize("name", [n for n, _ in SPECS])
+def test_every_hook_is_exercised_by_a_test(name):
+    tests = "".join(p.read_text() for p in (ROOT / "tests" / "core").glob("test_*.py"))
+    assert re.search(rf"def test_hook_{name}\w*\(", tests), f"no test_hook_{name}* test"
+
+
+def test_hookimpl_marker_is_the_projects():
+    assert hookspecs.hookimpl.project_name == hookspecs.PROJECT == _discovery.GROUP
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    root = tmp_path / "site"
+    root.mkdir()
+    for var in ("HAVERSACK_PACKS", "HAVERSACK_DISABLE", "HAVERSACK_STRICT", "HAVERSACK_TRACE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(_discovery, "search_path", [str(root)])
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.chdir(tmp_path)
+    before = set(sys.modules)
+    yield FakeSite(root)
+    for mod in set(sys.modules) - before:
+        if mod.startswith("hvt_"):
+            del sys.modules[mod]
+
+
+DOC_EXAMPLE = """
+from dataclasses import dataclass
+from haversack import MarkdownSection, Tool, ToolResult
+from haversack.hookspecs import hookimpl
+
+def _greet(params, *, context):
+    return ToolResult.ok(message="Hello!")
+
+greet = Tool[None, None](name="greet", description="Say hello.", handler=_greet)
+wave = Tool[None, None](name="wave", description="Wave.", handler=_greet)
+
+@dataclass(frozen=True)
+class GreetOptions:
+    greeting: str = "Hello"
+
+@hookimpl
+def config_type():
+    return GreetOptions
+
+@hookimpl
+def register_sections(register, config):
+    register(MarkdownSection(
+        title="Greeting", key="greeting",
+        template="Call ${tool:greet} when the user arrives; say " + config.greeting + ".",
+        tools=[greet],
+    ))
+
+@hookimpl
+def register_tools(register):
+    register(wave)
+"""
+
+
+def test_hook_register_sections_passes_config_and_keeps_references(site):
+    site.add("greet", DOC_EXAMPLE)
+    text = compose(ns="t", key="k", config={"greet": {"greeting": "Hi"}}).render().text
+    assert "Call greet when the user arrives; say Hi." in text
+
+
+def test_hook_register_tools_gathers_loose_tools_after_pack_sections(site):
+    site.add("greet", DOC_EXAMPLE)
+    prompt = compose(ns="t", key="k", sections=[MarkdownSection(title="A", key="a", template="a")])
+    assert [s.key for s in prompt.sections] == ["a", "greeting", "greet"]
+    assert discover(load=True)["greet"].tools == ("greet", "wave")
