@@ -1,0 +1,167 @@
+"""The haversack command, run in process against fake installed packs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from haversack._packs import _discovery
+from haversack._packs._testing import FakeSite
+from haversack.cli import COMMANDS, main
+
+PACK = """
+from dataclasses import dataclass
+from haversack import MarkdownSection, Tool, ToolResult
+from haversack.hookspecs import hookimpl
+
+@dataclass(frozen=True)
+class EchoParams:
+    text: str
+
+def _echo(params, *, context):
+    if params.text == "fail":
+        return ToolResult.error("Echo refused.")
+    return ToolResult.ok(message=f"echo: {params.text}")
+
+echo = Tool[EchoParams, None](name="echo", description="Echo text back.", handler=_echo)
+
+@hookimpl
+def register_sections(register):
+    register(MarkdownSection(title="Echo", key="echo", template="Use ${tool:echo}.", tools=[echo]))
+"""
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    root = tmp_path / "site"
+    root.mkdir()
+    for var in (
+        "HAVERSACK_PACKS",
+        "HAVERSACK_DISABLE",
+        "HAVERSACK_STRICT",
+        "HAVERSACK_TRACE",
+        "HAVERSACK_DEBUG",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(_discovery, "search_path", [str(root)])
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.chdir(tmp_path)
+    before = set(sys.modules)
+    yield FakeSite(root)
+    for mod in set(sys.modules) - before:
+        if mod.startswith("hvt_"):
+            del sys.modules[mod]
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_packs_lists_status_contributions_and_tokens(site, capsys):
+    site.add("echo", PACK)
+    site.add("broken", "raise ImportError('nope')")
+    status, out, _ = run(capsys, "packs")
+    assert status == 0
+    assert "echo  (hvt-echo 1.0)  loaded  ~" in out
+    assert "tools: echo" in out
+    assert "broken  (hvt-broken 1.0)  broken" in out
+    assert "your code" not in out
+    _, out, _ = run(capsys, "packs", "--all")
+    assert "your code  (built-in)  loaded" in out
+
+
+def test_packs_json_and_no_import(site, capsys):
+    site.add("echo", PACK)
+    _, out, _ = run(capsys, "packs", "--json", "--no-import")
+    data = json.loads(out)
+    assert data["packs"][0]["status"] == "not-imported"
+    assert data["ok"] is True
+    _, out, _ = run(capsys, "packs", "--json", "--disable", "echo")
+    assert json.loads(out)["packs"][0]["status"] == "disabled"
+
+
+def test_render_text_and_json(site, capsys):
+    site.add("echo", PACK)
+    status, out, _ = run(capsys, "render")
+    assert status == 0
+    assert "## 1. Echo\n\nUse echo." in out
+    _, out, _ = run(capsys, "render", "--json")
+    assert json.loads(out)["tools"] == ["echo"]
+
+
+def test_tools_with_schema(site, capsys):
+    site.add("echo", PACK)
+    _, out, _ = run(capsys, "tools", "--json")
+    (tool,) = json.loads(out)
+    assert tool["name"] == "echo"
+    assert tool["parameters"]["required"] == ["text"]
+    _, out, _ = run(capsys, "tools")
+    assert "echo  [echo]" in out
+
+
+def test_call_success_failure_and_bad_arguments(site, capsys):
+    site.add("echo", PACK)
+    assert run(capsys, "call", "echo", '{"text": "hi"}')[:2] == (0, "echo: hi\n")
+    status, out, _ = run(capsys, "call", "echo", '{"text": "fail"}')
+    assert (status, out) == (1, "Echo refused.\n")
+    status, out, _ = run(capsys, "call", "echo", '{"txt": 1}')
+    assert status == 1
+    assert "unknown field 'txt'" in out
+
+
+def test_check_passes_and_fails(site, capsys):
+    site.add("echo", PACK)
+    status, out, _ = run(capsys, "check")
+    assert status == 0
+    assert "haversack check: OK (1 loaded: echo; 0 errors)" in out
+    site.add("echo2", PACK.replace('key="echo"', 'key="echo2"'))
+    site.add("old", "", requires=["haversack<0.0.1"])
+    status, out, _ = run(capsys, "check", "--json")
+    data = json.loads(out)
+    assert status == 1
+    assert any("tool name 'echo'" in e for e in data["errors"])
+    assert any("'old'" in e and "incompatible" in e for e in data["errors"])
+
+
+def test_errors_are_one_line_with_hint(site, capsys, monkeypatch):
+    site.add("echo", PACK)
+    site.add("echo2", PACK.replace('key="echo"', 'key="echo2"'))
+    status, _out, err = run(capsys, "render")
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert lines[0].startswith("haversack: error: Two contributors claim the tool name 'echo'")
+    assert lines[1].startswith("hint: `haversack check`")
+    assert "Traceback" not in err
+    monkeypatch.setenv("HAVERSACK_DEBUG", "1")
+    from haversack.errors import NameConflictError
+
+    with pytest.raises(NameConflictError):
+        main(["render"])
+
+
+def test_strict_and_pack_options(site, capsys):
+    site.add("echo", PACK)
+    site.add("bad", "raise ImportError('nope')")
+    assert run(capsys, "render", "--strict")[0] == 2
+    assert run(capsys, "render", "--strict", "-p", "echo")[0] == 0
+    status, _, err = run(capsys, "render", "--config", "missing.toml")
+    assert status == 2
+    assert "hint: check the [tool.haversack] options" in err
+
+
+def test_command_table_is_complete():
+    assert list(COMMANDS) == ["packs", "render", "tools", "call", "check"]
+
+
+def test_python_dash_m_runs_the_cli():
+    result = subprocess.run(
+        [sys.executable, "-m", "haversack", "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0
+    assert "packs" in result.stdout
+    assert "check" in result.stdout
