@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 PACKAGES = ["-e", "core", "-e", "plugins/planning", "-e", "plugins/vfs", "-e", "plugins/podman"]
 PYTHONS = ["3.11", "3.12", "3.13"]
+QUIET_MKDOCS = {"NO_MKDOCS_2_WARNING": "1"}  # a banner about Material's future, on every build
 
 
 def _works(executable: str) -> bool:
@@ -106,9 +107,9 @@ def docs(session: nox.Session) -> None:
     """Build the documentation site with ``mkdocs build --strict`` (``-- serve`` to serve it)."""
     session.install(*PACKAGES, *nox.project.dependency_groups(PYPROJECT, "docs"))
     if session.posargs[:1] == ["serve"]:
-        session.run("mkdocs", "serve", *session.posargs[1:])
+        session.run("mkdocs", "serve", *session.posargs[1:], env=QUIET_MKDOCS)
     else:
-        session.run("mkdocs", "build", "--strict", *session.posargs)
+        session.run("mkdocs", "build", "--strict", *session.posargs, env=QUIET_MKDOCS)
 
 
 @nox.session(python=PYTHONS[0])
