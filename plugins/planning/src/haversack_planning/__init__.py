@@ -14,7 +14,7 @@ from ._config import (
     PlanningConfig,
     PlanningStrategy,
 )
-from ._model import Plan, PlanStatus, PlanStep, StepStatus
+from ._model import FULL_PLAN_STEPS, Plan, PlanStatus, PlanStep, PlanUpdate, StepStatus
 from ._params import AddStepParams, SetupPlanParams, UpdateStepParams
 from ._policy import PLAN_REQUIRED_POLICY, PlanRequiredPolicy
 from ._section import SECTION_KEY, planning_section
@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_MAX_OBJECTIVE_CHARS",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_TITLE_CHARS",
+    "FULL_PLAN_STEPS",
     "PLAN_REQUIRED_POLICY",
     "SECTION_KEY",
     "TOOL_NAMES",
@@ -32,6 +33,7 @@ __all__ = [
     "PlanRequiredPolicy",
     "PlanStatus",
     "PlanStep",
+    "PlanUpdate",
     "PlanningConfig",
     "PlanningStrategy",
     "SetupPlanParams",

@@ -23,10 +23,11 @@ NameOf = Callable[[str], str]
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """A transition's outcome: the new plan and a one-line summary for the model."""
+    """A transition's outcome: the new plan, a one-line summary and the changed step ids."""
 
     plan: Plan
     message: str
+    changed: tuple[int, ...] = ()
 
 
 def _one_line(text: str) -> str:
@@ -154,7 +155,7 @@ def add_steps(
         message = f"Added step {first}."
     else:
         message = f"Added steps {first}-{first + len(new) - 1}."
-    return Change(updated, message)
+    return Change(updated, message, tuple(step.step_id for step in new))
 
 
 def update_step(
@@ -193,7 +194,7 @@ def update_step(
     message = f"Step {step.step_id}: " + _describe(step, new_step)
     if completed:
         message += " Every step is done: the plan is completed."
-    return Change(updated, message)
+    return Change(updated, message, (step.step_id,))
 
 
 def _describe(old: PlanStep, new: PlanStep) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 from haversack import Tool, ToolAnnotations, ToolContext, ToolExample, ToolResult
 
 from ._config import PlanningConfig
-from ._model import Plan, PlanStep
+from ._model import FULL_PLAN_STEPS, Plan, PlanStep, PlanUpdate
 from ._names import name_resolver
 from ._ops import Change, add_steps, require_plan, setup_plan, update_step
 from ._params import AddStepParams, SetupPlanParams, UpdateStepParams
@@ -34,29 +34,36 @@ _EXAMPLE_PLAN = Plan(
 )
 
 
-def _commit(change: Change, context: ToolContext) -> ToolResult[Plan]:
+def _commit(change: Change, context: ToolContext) -> ToolResult[PlanUpdate]:
     save_plan(context.session, change.plan)
-    return ToolResult.ok(change.plan, change.message)
+    message = change.message
+    if len(change.plan.steps) > FULL_PLAN_STEPS:
+        read = name_resolver(context)("planning_read_plan")
+        message += f" Call {read} to see every step."
+    return ToolResult.ok(PlanUpdate(change.plan, change.changed), message)
 
 
-def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Plan], ...]:
+def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Any], ...]:
     """``planning_setup_plan``, ``planning_add_step``, ``planning_update_step`` and
     ``planning_read_plan``, enforcing the limits of ``config`` (defaults when ``None``).
 
-    Each returns the whole plan, which renders as one line per step. A rejected call raises
+    Setup and read return the :class:`Plan`; add and update return a :class:`PlanUpdate`
+    (the plan plus the changed step ids). Both render one line per step. A rejected call raises
     :class:`haversack.ToolValidationError` before the session is touched.
     """
     cfg = config if config is not None else PlanningConfig()
 
     def setup(params: SetupPlanParams, *, context: ToolContext) -> ToolResult[Plan]:
         previous = current_plan(context.session)
-        return _commit(setup_plan(previous, params, cfg, name_resolver(context)), context)
+        change = setup_plan(previous, params, cfg, name_resolver(context))
+        save_plan(context.session, change.plan)
+        return ToolResult.ok(change.plan, change.message)
 
-    def add(params: AddStepParams, *, context: ToolContext) -> ToolResult[Plan]:
+    def add(params: AddStepParams, *, context: ToolContext) -> ToolResult[PlanUpdate]:
         plan = current_plan(context.session)
         return _commit(add_steps(plan, params, cfg, name_resolver(context)), context)
 
-    def update(params: UpdateStepParams, *, context: ToolContext) -> ToolResult[Plan]:
+    def update(params: UpdateStepParams, *, context: ToolContext) -> ToolResult[PlanUpdate]:
         plan = current_plan(context.session)
         return _commit(update_step(plan, params, cfg, name_resolver(context)), context)
 
@@ -64,7 +71,7 @@ def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Plan
         plan = require_plan(current_plan(context.session), name_resolver(context))
         return ToolResult.ok(plan, "The current plan:")
 
-    tools: tuple[Tool[Any, Plan], ...] = (
+    tools: tuple[Tool[Any, Any], ...] = (
         Tool[SetupPlanParams, Plan](
             name="planning_setup_plan",
             description="Start a plan: an objective and optional first steps. Replaces any "
@@ -93,7 +100,7 @@ def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Plan
                 ),
             ),
         ),
-        Tool[AddStepParams, Plan](
+        Tool[AddStepParams, PlanUpdate](
             name="planning_add_step",
             description="Append one or more steps to the plan, as pending; they get the next ids.",
             handler=add,
@@ -102,11 +109,11 @@ def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Plan
                 ToolExample(
                     "Add a step found while working.",
                     AddStepParams(steps=("Update the changelog",)),
-                    _with_step(_EXAMPLE_PLAN, "Update the changelog"),
+                    PlanUpdate(_with_step(_EXAMPLE_PLAN, "Update the changelog"), (4,)),
                 ),
             ),
         ),
-        Tool[UpdateStepParams, Plan](
+        Tool[UpdateStepParams, PlanUpdate](
             name="planning_update_step",
             description="Change a step's title and/or status (pending, in_progress, done) by "
             "its id. The plan completes when every step is done.",
@@ -116,14 +123,17 @@ def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Plan
                 ToolExample(
                     "Mark step 2 as done.",
                     UpdateStepParams(step_id=2, status="done"),
-                    Plan(
-                        objective=_EXAMPLE_PLAN.objective,
-                        steps=(
-                            _EXAMPLE_PLAN.steps[0],
-                            PlanStep(2, "Fix the parser", "done"),
-                            _EXAMPLE_PLAN.steps[2],
+                    PlanUpdate(
+                        Plan(
+                            objective=_EXAMPLE_PLAN.objective,
+                            steps=(
+                                _EXAMPLE_PLAN.steps[0],
+                                PlanStep(2, "Fix the parser", "done"),
+                                _EXAMPLE_PLAN.steps[2],
+                            ),
+                            done=2,
                         ),
-                        done=2,
+                        (2,),
                     ),
                 ),
             ),
