@@ -50,7 +50,7 @@ class ReadBeforeWritePolicy:
         return self._name
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
-        if tool.name not in self.write_tools:
+        if not _named(tool, self.write_tools):
             return PolicyDecision.allow()
         raw = self._raw_path(params)
         if raw is None:
@@ -82,8 +82,8 @@ class ReadBeforeWritePolicy:
     def on_result(
         self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
     ) -> None:
-        if not result.success or (
-            tool.name not in self.read_tools and tool.name not in self.write_tools
+        if not result.success or not (
+            _named(tool, self.read_tools) or _named(tool, self.write_tools)
         ):
             return
         raw = self._raw_path(params)
@@ -108,3 +108,8 @@ class ReadBeforeWritePolicy:
             f"ReadBeforeWritePolicy(name={self._name!r}, read_tools={sorted(self.read_tools)}, "
             f"write_tools={sorted(self.write_tools)})"
         )
+
+
+def _named(tool: Tool[Any, Any], names: frozenset[str]) -> bool:
+    # A pack's prefix or rename changes ``name`` but keeps ``original_name``: match either.
+    return tool.name in names or tool.original_name in names
