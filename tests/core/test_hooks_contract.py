@@ -10,7 +10,8 @@ import pytest
 
 from haversack import MarkdownSection, hookspecs
 from haversack._packs import _discovery, compose, discover
-from haversack._packs._manager import HOOKS, new_manager
+from haversack._packs._contrib import HOOKS
+from haversack._packs._manager import new_manager
 from haversack._packs._testing import FakeSite
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -56,6 +56,6 @@ def incompatibility(candidate: Candidate) -> str:
         return ""
     return (
         f"{candidate.distribution} {candidate.version} requires haversack{spec}, but "
-        f"haversack {installed} is installed; upgrade or downgrade one of them "
-        f"(pip install '{candidate.distribution}' 'haversack{spec}')."
+        f"haversack {installed} is installed; install a release of {candidate.distribution} "
+        f"that supports haversack {installed}, or disable the pack."
     )

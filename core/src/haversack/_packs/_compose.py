@@ -357,12 +357,12 @@ def compose(
         config_file=config_file,
         caller=caller,
     )
-    raise_conflicts(outcome.report)
     for problem in outcome.report.problems:
         _log.warning("haversack: %s", problem)
     for info in outcome.report.packs:
         if info.status in ("broken", "incompatible"):
             _log.warning("haversack: left out %s (%s): %s", info.label, info.status, info.reason)
+    raise_conflicts(outcome.report)
     prompt_sections: list[Section[Any]] = []
     prompt_policies: list[ToolPolicy] = []
     for c in outcome.contributions:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from haversack.errors import PackError, PackLoadError
 
 from ._config import PackOptions, check_config_type, parse_options
-from ._manager import HOOKS
 from ._trace import Tracer
 
 if TYPE_CHECKING:
@@ -20,7 +19,16 @@ if TYPE_CHECKING:
     from haversack._section import Section
     from haversack._tool import Tool
 
-__all__ = ["Contribution", "collect"]
+__all__ = ["HOOKS", "Contribution", "collect"]
+
+#: Hook names in the order the core calls them for each pack.
+HOOKS: tuple[str, ...] = (
+    "config_type",
+    "register_sections",
+    "register_tools",
+    "register_policies",
+    "register_resources",
+)
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib.metadata import Distribution, EntryPoint, distributions
+from pathlib import Path
 
 __all__ = ["GROUP", "Candidate", "normalize", "scan"]
 
@@ -76,10 +77,9 @@ def _dist_key(dist: Distribution) -> str:
 
 def _header(dist: Distribution) -> tuple[str, str, tuple[str, ...]]:
     """Name, Version and Requires-Dist from the METADATA header (no full email parse)."""
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
     name = version = ""
     requires: list[str] = []
-    for line in text.splitlines():
+    for line in _header_lines(dist):
         if not line:
             break  # the body (long description) starts after the first blank line
         key, _, value = line.partition(":")
@@ -90,3 +90,18 @@ def _header(dist: Distribution) -> tuple[str, str, tuple[str, ...]]:
         elif key == "Requires-Dist":
             requires.append(value.strip())
     return name or "unknown", version or "unknown", tuple(requires)
+
+
+def _header_lines(dist: Distribution) -> list[str]:
+    # A wheel's METADATA can carry a long README after the header; read only the header.
+    folder = getattr(dist, "_path", None)
+    if isinstance(folder, Path) and (folder / "METADATA").is_file():
+        lines = []
+        with (folder / "METADATA").open(encoding="utf-8") as fh:
+            for line in fh:
+                if line in ("\n", "\r\n"):
+                    break
+                lines.append(line.rstrip("\r\n"))
+        return lines
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    return text.splitlines()

@@ -12,18 +12,10 @@ import pluggy
 from haversack import hookspecs
 from haversack.errors import PackLoadError
 
+from ._contrib import HOOKS
 from ._discovery import Candidate
 
 __all__ = ["HOOKS", "import_pack", "new_manager", "pending_errors", "register"]
-
-#: Hook names in the order the core calls them for each pack.
-HOOKS: tuple[str, ...] = (
-    "config_type",
-    "register_sections",
-    "register_tools",
-    "register_policies",
-    "register_resources",
-)
 
 
 def new_manager() -> pluggy.PluginManager:

@@ -1,0 +1,120 @@
+"""Pack discovery and composition: listing must cost about what a bare entry-point scan costs."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from _harness import Result, interpreter, measure, measure_process, result
+
+SUITE = "packs"
+REAL = ("planning", "podman", "vfs")
+N_DISTS, N_PACKS, TOOLS_PER_PACK = 200, 50, 3
+
+PACK_SOURCE = """
+from haversack import Tool, ToolResult
+from haversack.hookspecs import hookimpl
+
+def _ok(params, *, context):
+    return ToolResult.ok()
+
+@hookimpl
+def register_tools(register):
+    for i in range({tools}):
+        register(Tool[None, None](name=f"{name}_t{{i}}", description="A tool.", handler=_ok))
+"""
+
+
+def _real_packs_present() -> bool:
+    return all(importlib.util.find_spec(f"haversack_{name}.plugin") for name in REAL)
+
+
+def _site(root: Path) -> list[str]:
+    """200 fake distributions, 50 of them packs (3 tools each); returns the pack names."""
+    from haversack._packs._testing import write_distribution
+
+    names = []
+    for i in range(N_DISTS):
+        if i % (N_DISTS // N_PACKS) == 0:
+            name = f"synth{i:03d}"
+            module = f"hvbench_{name}"
+            source = PACK_SOURCE.format(tools=TOOLS_PER_PACK, name=name)
+            write_distribution(
+                root,
+                f"hvbench-{name}",
+                entry_points={name: module},
+                requires=["haversack>=0.1"],
+                modules={module: source},
+            )
+            names.append(name)
+        else:
+            write_distribution(root, f"hvbench-lib{i:03d}")
+    return names
+
+
+def run(quick: bool) -> list[Result]:
+    """Discovery vs a bare scan, compose with 50 packs, and ``haversack render`` vs python."""
+    from importlib.metadata import entry_points
+
+    from haversack._packs import compose, discover
+
+    repeats = 5 if quick else 30
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        names = _site(root)
+        sys.path.insert(0, str(root))
+        importlib.invalidate_caches()
+        try:
+            bare = measure(lambda: list(entry_points(group="haversack")), repeats=repeats)
+            floor = ("entry_points(group='haversack') scan", bare)
+            results.append(
+                result(SUITE, floor[0], bare, notes=f"floor: {N_DISTS} extra dists on sys.path")
+            )
+            results.append(
+                result(
+                    SUITE,
+                    "discover() (lists, imports nothing)",
+                    measure(discover, repeats=repeats),
+                    floor=floor,
+                    max_ratio=1.5,
+                    notes=f"{N_PACKS} packs among {N_DISTS} distributions",
+                )
+            )
+            results.append(
+                result(
+                    SUITE,
+                    f"compose() with {N_PACKS} synthetic packs",
+                    measure(lambda: compose(ns="b", key="b", packs=names), repeats=repeats),
+                    floor=floor,
+                    notes=f"{N_PACKS * TOOLS_PER_PACK} tools; import cost paid once (warm-up)",
+                )
+            )
+        finally:
+            sys.path.remove(str(root))
+        python = interpreter()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HAVERSACK_")}
+        if _real_packs_present():
+            env["HAVERSACK_PACKS"] = ",".join(REAL)
+            what = "the three real packs"
+        else:
+            env["HAVERSACK_PACKS"] = ",".join(names[:3])
+            env["PYTHONPATH"] = str(root)
+            what = "3 synthetic packs (real pack plugins not found)"
+        base = measure_process([python, "-c", "pass"], repeats=repeats, env=env)
+        results.append(result(SUITE, "python -c pass", base, notes="floor: interpreter start"))
+        results.append(
+            result(
+                SUITE,
+                "haversack render (whole process)",
+                measure_process([python, "-m", "haversack", "render"], repeats=repeats, env=env),
+                floor=("python -c pass", base),
+                max_ratio=10,
+                notes=what,
+            )
+        )
+    return results
