@@ -4,56 +4,140 @@ A prompt is a tree of sections (markdown instructions) carrying tools (typed
 function-calling affordances) and policies (rules on when a tool may run). Tool packs are
 separately installed distributions that contribute sections, tools, policies and resources
 through pluggy hooks.
+
+Names are imported on first use (PEP 562), so ``import haversack`` costs almost nothing and a
+program pays only for the parts it touches.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
 
-from ._context import ResourceLookup, ToolContext
-from ._deadline import Deadline
-from ._events import CallOutcome, ToolInvoked
-from ._executor import ToolExecutor
-from ._filesystem import FileStat, Filesystem, GrepMatch, GrepResult, ReadWindow, Snapshottable
-from ._markdown import MarkdownSection
-from ._paths import normalize_path
-from ._policy import PolicyDecision, ToolPolicy
-from ._prompt import Prompt, RenderedPrompt
-from ._read_before_write import ReadBeforeWritePolicy
-from ._resources import Binding, ResourceRegistry, ResourceResolver, Resources, Scope, ToolCallScope
-from ._result import ToolResult
-from ._section import Section
-from ._sequential import SequentialDependencyPolicy
-from ._session import (
-    Append,
-    Clear,
-    Extend,
-    Reducer,
-    Replace,
-    Session,
-    SessionSnapshot,
-    Slice,
-    SliceOp,
-    SlicePolicy,
-    SliceView,
-)
-from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
-from .errors import (
-    DeadlineExceededError,
-    HaversackError,
-    NameConflictError,
-    PromptEvaluationError,
-    PromptRenderError,
-    PromptValidationError,
-    ResourceError,
-    ToolValidationError,
-)
+if TYPE_CHECKING:
+    from ._context import ResourceLookup, ToolContext
+    from ._deadline import Deadline
+    from ._events import CallOutcome, ToolInvoked
+    from ._executor import ToolExecutor
+    from ._filesystem import FileStat, Filesystem, GrepMatch, GrepResult, ReadWindow, Snapshottable
+    from ._markdown import MarkdownSection
+    from ._packs import Conflict, PackInfo, PackReport, PackStatus, compose, discover
+    from ._paths import normalize_path
+    from ._policy import PolicyDecision, ToolPolicy
+    from ._prompt import Prompt, RenderedPrompt
+    from ._read_before_write import ReadBeforeWritePolicy
+    from ._resources import (
+        Binding,
+        ResourceRegistry,
+        ResourceResolver,
+        Resources,
+        Scope,
+        ToolCallScope,
+    )
+    from ._result import ToolResult
+    from ._section import Section
+    from ._sequential import SequentialDependencyPolicy
+    from ._session import (
+        Append,
+        Clear,
+        Extend,
+        Reducer,
+        Replace,
+        Session,
+        SessionSnapshot,
+        Slice,
+        SliceOp,
+        SlicePolicy,
+        SliceView,
+    )
+    from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
+    from .errors import (
+        DeadlineExceededError,
+        HaversackError,
+        NameConflictError,
+        PackConfigError,
+        PackError,
+        PackLoadError,
+        PromptEvaluationError,
+        PromptRenderError,
+        PromptValidationError,
+        ResourceError,
+        ToolValidationError,
+    )
+    from .hookspecs import hookimpl
+
+#: Public name -> the private module that defines it.
+_EXPORTS: dict[str, str] = {
+    "Append": "._session",
+    "Binding": "._resources",
+    "CallOutcome": "._events",
+    "Clear": "._session",
+    "Conflict": "._packs",
+    "Deadline": "._deadline",
+    "DeadlineExceededError": ".errors",
+    "Extend": "._session",
+    "FileStat": "._filesystem",
+    "Filesystem": "._filesystem",
+    "GrepMatch": "._filesystem",
+    "GrepResult": "._filesystem",
+    "HaversackError": ".errors",
+    "MarkdownSection": "._markdown",
+    "NameConflictError": ".errors",
+    "PackConfigError": ".errors",
+    "PackError": ".errors",
+    "PackInfo": "._packs",
+    "PackLoadError": ".errors",
+    "PackReport": "._packs",
+    "PackStatus": "._packs",
+    "PolicyDecision": "._policy",
+    "Prompt": "._prompt",
+    "PromptEvaluationError": ".errors",
+    "PromptRenderError": ".errors",
+    "PromptValidationError": ".errors",
+    "ReadBeforeWritePolicy": "._read_before_write",
+    "ReadWindow": "._filesystem",
+    "Reducer": "._session",
+    "RenderedPrompt": "._prompt",
+    "Replace": "._session",
+    "ResourceError": ".errors",
+    "ResourceLookup": "._context",
+    "ResourceRegistry": "._resources",
+    "ResourceResolver": "._resources",
+    "Resources": "._resources",
+    "Scope": "._resources",
+    "Section": "._section",
+    "SequentialDependencyPolicy": "._sequential",
+    "Session": "._session",
+    "SessionSnapshot": "._session",
+    "Slice": "._session",
+    "SliceOp": "._session",
+    "SlicePolicy": "._session",
+    "SliceView": "._session",
+    "Snapshottable": "._filesystem",
+    "Tool": "._tool",
+    "ToolAnnotations": "._tool",
+    "ToolCallScope": "._resources",
+    "ToolContext": "._context",
+    "ToolExample": "._tool",
+    "ToolExecutor": "._executor",
+    "ToolHandler": "._tool",
+    "ToolInvoked": "._events",
+    "ToolPolicy": "._policy",
+    "ToolResult": "._result",
+    "ToolValidationError": ".errors",
+    "compose": "._packs",
+    "discover": "._packs",
+    "hookimpl": ".hookspecs",
+    "normalize_path": "._paths",
+    "tool": "._tool",
+}
 
 __all__ = [
     "Append",
     "Binding",
     "CallOutcome",
     "Clear",
+    "Conflict",
     "Deadline",
     "DeadlineExceededError",
     "Extend",
@@ -64,6 +148,12 @@ __all__ = [
     "HaversackError",
     "MarkdownSection",
     "NameConflictError",
+    "PackConfigError",
+    "PackError",
+    "PackInfo",
+    "PackLoadError",
+    "PackReport",
+    "PackStatus",
     "PolicyDecision",
     "Prompt",
     "PromptEvaluationError",
@@ -100,26 +190,32 @@ __all__ = [
     "ToolPolicy",
     "ToolResult",
     "ToolValidationError",
+    "compose",
+    "discover",
+    "hookimpl",
     "normalize_path",
     "tool",
 ]
 
-# Show the public home of each name in reprs, tracebacks and docs.
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("haversack._"):
-        _obj.__module__ = "haversack"
-del _name, _obj
-
 
 def __getattr__(name: str) -> Any:
-    # Lazy so that `import haversack` does not pay for pluggy or the pack system.
-    if name == "hookimpl":
-        from .hookspecs import hookimpl
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        if name == "__version__":
+            from importlib.metadata import version
 
-        return hookimpl
-    if name == "__version__":
-        from importlib.metadata import version
+            return version("haversack")
+        raise AttributeError(f"module 'haversack' has no attribute {name!r}")
+    from importlib import import_module
 
-        return version("haversack")
-    raise AttributeError(f"module 'haversack' has no attribute {name!r}")
+    value = getattr(import_module(module_name, __name__), name)
+    # Show the public home of each name in reprs, tracebacks and docs.
+    if getattr(value, "__module__", "").startswith("haversack._"):
+        with suppress(AttributeError, TypeError):  # aliases of typing constructs refuse
+            value.__module__ = __name__
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Mapping
@@ -406,6 +405,8 @@ def _is_awaitable(value: object) -> bool:
 
 
 def _run_to_completion(awaitable: Any) -> Any:
+    import asyncio  # only async handlers need it; keeps import haversack light
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
