@@ -39,11 +39,34 @@ class HostMount:
     UTF-8 bytes loaded by this mount.
     """
 
-    host_path: str
-    mount_path: str = ""
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_bytes: int = DEFAULT_MOUNT_MAX_BYTES
+    host_path: str = field(
+        metadata={
+            "description": "Host file or directory to copy in: absolute, or relative to the "
+            "first allowed host root that holds it."
+        }
+    )
+    mount_path: str = field(
+        default="",
+        metadata={
+            "description": "Workspace directory receiving the contents ('' is the root, "
+            "'/workspace/x' and 'x' are the same)."
+        },
+    )
+    include: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "description": "Glob patterns (relative to host_path) of files to load; empty "
+            "loads every file."
+        },
+    )
+    exclude: tuple[str, ...] = field(
+        default=(),
+        metadata={"description": "Glob patterns of files to leave out; exclude wins over include."},
+    )
+    max_bytes: int = field(
+        default=DEFAULT_MOUNT_MAX_BYTES,
+        metadata={"description": "Most UTF-8 bytes this mount may load; more is an error."},
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,139 @@
+"""``VfsConfig``: the pack's options (limits, host mounts, read-before-write)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from ._memory import (
+    DEFAULT_MAX_DIRECTORIES,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_TOTAL_BYTES,
+)
+from ._mounts import HostMount
+
+__all__ = [
+    "DEFAULT_MAX_GREP_LINE_CHARS",
+    "DEFAULT_MAX_GREP_MATCHES",
+    "DEFAULT_MAX_LIST_ENTRIES",
+    "DEFAULT_MAX_READ_BYTES",
+    "DEFAULT_MAX_READ_LINES",
+    "DEFAULT_MAX_WRITE_BYTES",
+    "VfsConfig",
+]
+
+#: Largest ``content`` of one write_file call and ``new_string`` of one edit_file call.
+DEFAULT_MAX_WRITE_BYTES: Final = 1024 * 1024
+#: Most lines one read_file call returns (also its default ``limit``).
+DEFAULT_MAX_READ_LINES: Final = 2000
+#: Most UTF-8 bytes of file text one read_file call returns.
+DEFAULT_MAX_READ_BYTES: Final = 256 * 1024
+#: Most matches one grep call returns (also its default ``max_matches``).
+DEFAULT_MAX_GREP_MATCHES: Final = 100
+#: Longest matching line grep shows, in characters; longer lines are cut and marked.
+DEFAULT_MAX_GREP_LINE_CHARS: Final = 500
+#: Most entries ls and glob list, and most removed paths rm names.
+DEFAULT_MAX_LIST_ENTRIES: Final = 500
+
+
+def _positive(description: str, default: int) -> int:
+    return field(default=default, metadata={"description": description})
+
+
+@dataclass(frozen=True, slots=True)
+class VfsConfig:
+    """Options of the VFS pack (``config={"vfs": {...}}`` or ``[tool.haversack.packs.vfs]``).
+
+    Every option has a default, so the pack works unconfigured. Limits bound what one
+    tool call may write or return, so hostile or careless input cannot flood the model's
+    context or the process's memory.
+    """
+
+    mounts: tuple[HostMount, ...] = field(
+        default=(),
+        metadata={
+            "description": "Host files or directories copied into the workspace when it is "
+            "created (the host is never written)."
+        },
+    )
+    allowed_host_roots: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "description": "Host directories mounts may read from; a mount (or a symlink in "
+            "it) resolving outside every root is refused."
+        },
+    )
+    read_before_write: bool = field(
+        default=True,
+        metadata={
+            "description": "Attach ReadBeforeWritePolicy: edit_file on an existing file needs "
+            "a read_file of it first in the session."
+        },
+    )
+    max_write_bytes: int = _positive(
+        "Largest write_file content or edit_file new_string, in UTF-8 bytes.",
+        DEFAULT_MAX_WRITE_BYTES,
+    )
+    max_read_lines: int = _positive(
+        "Most lines one read_file call returns (and its default limit).", DEFAULT_MAX_READ_LINES
+    )
+    max_read_bytes: int = _positive(
+        "Most UTF-8 bytes of file text one read_file call returns.", DEFAULT_MAX_READ_BYTES
+    )
+    max_grep_matches: int = _positive(
+        "Most matches one grep call returns (and its default max_matches).",
+        DEFAULT_MAX_GREP_MATCHES,
+    )
+    max_grep_line_chars: int = _positive(
+        "Longest matching line grep shows, in characters; longer lines are cut and marked.",
+        DEFAULT_MAX_GREP_LINE_CHARS,
+    )
+    max_list_entries: int = _positive(
+        "Most entries ls and glob return, and most removed paths rm lists.",
+        DEFAULT_MAX_LIST_ENTRIES,
+    )
+    max_file_bytes: int = _positive(
+        "Largest single file of the in-memory workspace, in UTF-8 bytes.", DEFAULT_MAX_FILE_BYTES
+    )
+    max_total_bytes: int = _positive(
+        "Most UTF-8 bytes the in-memory workspace holds across all files.",
+        DEFAULT_MAX_TOTAL_BYTES,
+    )
+    max_files: int = _positive("Most files the in-memory workspace holds.", DEFAULT_MAX_FILES)
+    max_directories: int = _positive(
+        "Most directories the in-memory workspace holds.", DEFAULT_MAX_DIRECTORIES
+    )
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_write_bytes",
+            "max_read_lines",
+            "max_read_bytes",
+            "max_grep_matches",
+            "max_grep_line_chars",
+            "max_list_entries",
+            "max_file_bytes",
+            "max_total_bytes",
+            "max_files",
+            "max_directories",
+        ):
+            value = getattr(self, name)
+            # bool is an int subclass; True as a limit is a mistake, not 1.
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        for mount in self.mounts:
+            if (
+                isinstance(mount.max_bytes, bool)
+                or not isinstance(mount.max_bytes, int)
+                or mount.max_bytes < 0
+            ):
+                raise ValueError(
+                    f"max_bytes of mount {mount.host_path!r} must be a non-negative integer, "
+                    f"got {mount.max_bytes!r}"
+                )
+        if self.mounts and not self.allowed_host_roots:
+            raise ValueError(
+                "mounts are configured but allowed_host_roots is empty; list the host "
+                "directories mounts may read from"
+            )

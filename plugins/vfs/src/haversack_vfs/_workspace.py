@@ -1,0 +1,54 @@
+"""The workspace resource: an ``InMemoryFilesystem`` loaded with the configured host mounts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haversack import Binding, Filesystem, ResourceResolver
+
+from ._config import VfsConfig
+from ._memory import InMemoryFilesystem
+from ._mounts import load_host_mounts
+
+__all__ = ["build_workspace", "workspace_binding"]
+
+
+def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem:
+    """A fresh in-memory workspace with ``config``'s limits and host mounts loaded.
+
+    Raises :class:`~haversack.errors.PackConfigError` for a mount outside the allowed roots
+    (or missing) and :class:`~haversack.errors.FilesystemLimitError` for a mount over its
+    byte budget.
+    """
+    cfg = config if config is not None else VfsConfig()
+    fs = InMemoryFilesystem(
+        max_file_bytes=cfg.max_file_bytes,
+        max_total_bytes=cfg.max_total_bytes,
+        max_files=cfg.max_files,
+        max_directories=cfg.max_directories,
+    )
+    if cfg.mounts:
+        load_host_mounts(fs, cfg.mounts, allowed_roots=cfg.allowed_host_roots)
+    return fs
+
+
+class _Factory:
+    """The binding's factory: builds one workspace per opened registry (per evaluation)."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, config: VfsConfig) -> None:
+        self.config = config
+
+    def __call__(self, resolver: ResourceResolver) -> InMemoryFilesystem:
+        return build_workspace(self.config)
+
+    def __repr__(self) -> str:
+        return f"haversack_vfs workspace ({len(self.config.mounts)} mount(s))"
+
+
+def workspace_binding(config: VfsConfig | None = None) -> Binding[Any]:
+    """``Binding(Filesystem, ..., default=True)``: a non-default ``Filesystem`` binding from
+    another pack (a sandbox) or the caller replaces it."""
+    cfg = config if config is not None else VfsConfig()
+    return Binding(Filesystem, _Factory(cfg), default=True)

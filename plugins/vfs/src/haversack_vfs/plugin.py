@@ -1,0 +1,38 @@
+"""Hook implementations of the VFS pack (entry point ``vfs``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import haversack
+
+# The same marker as ``haversack.hookimpl``; imported by name because the lazy attribute is
+# typed Any, which mypy --strict rejects as an untyped decorator.
+from haversack.hookspecs import hookimpl
+
+from ._config import VfsConfig
+from ._section import vfs_section
+from ._workspace import workspace_binding
+
+
+@hookimpl
+def config_type() -> type[VfsConfig]:
+    """The pack's options: limits, host mounts and the read-before-write switch."""
+    return VfsConfig
+
+
+@hookimpl
+def register_sections(
+    register: Callable[[haversack.Section[Any]], None], config: VfsConfig | None
+) -> None:
+    """Register the ``vfs`` section (guidance, the file tools, the policy)."""
+    register(vfs_section(config))
+
+
+@hookimpl
+def register_resources(
+    register: Callable[[haversack.Binding[Any]], None], config: VfsConfig | None
+) -> None:
+    """Bind the workspace ``Filesystem`` as a default another pack's binding replaces."""
+    register(workspace_binding(config))
