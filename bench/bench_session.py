@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from haversack._session import Session
@@ -87,10 +88,10 @@ def samples(quick: bool) -> dict[str, Sample]:
     for n in LENGTHS:
         # The LOG slice grows during the runs; that is the realistic case (one event per call).
         cycle_session, append_session, log_session = _session(n), _session(n), _session(n)
-        out[f"cycle@{n}"] = measure(lambda s=cycle_session: _tool_call_cycle(s), repeats=repeats)
-        out[f"state@{n}"] = measure(lambda s=append_session: _state_appends(s), repeats=repeats)
-        out[f"log@{n}"] = measure(lambda s=log_session: _log_dispatches(s), repeats=repeats)
-        out[f"tuple@{n}"] = measure(lambda n=n: _tuple_copy_appends(n), repeats=repeats)
+        out[f"cycle@{n}"] = measure(partial(_tool_call_cycle, cycle_session), repeats=repeats)
+        out[f"state@{n}"] = measure(partial(_state_appends, append_session), repeats=repeats)
+        out[f"log@{n}"] = measure(partial(_log_dispatches, log_session), repeats=repeats)
+        out[f"tuple@{n}"] = measure(partial(_tuple_copy_appends, n), repeats=repeats)
     return out
 
 

@@ -26,8 +26,8 @@ class ReadBeforeWritePolicy:
     ``read_tools`` tool records its path; so does a successful write (the model knows what it
     just wrote). Paths are taken from the first of ``path_fields`` present on the params and
     normalised by the bound filesystem's own ``normalize`` (the shared
-    :func:`normalize_path`), so every spelling of a file counts as that file. Without a bound filesystem the policy cannot tell new
-    files from existing ones and denies (fail closed).
+    :func:`normalize_path`), so every spelling of a file counts as that file. Without a bound
+    filesystem the policy cannot tell new files from existing ones and denies (fail closed).
     """
 
     __slots__ = ("_name", "path_fields", "read_tools", "write_tools")
