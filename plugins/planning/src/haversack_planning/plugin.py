@@ -7,21 +7,17 @@ from typing import Any
 
 import haversack
 
-# The same marker as ``haversack.hookimpl``; imported by name because the lazy attribute is
-# typed Any, which mypy --strict rejects as an untyped decorator.
-from haversack.hookspecs import hookimpl
-
 from ._config import PlanningConfig
 from ._section import planning_section
 
 
-@hookimpl
+@haversack.hookimpl
 def config_type() -> type[PlanningConfig]:
     """The pack's options: strategy and limits."""
     return PlanningConfig
 
 
-@hookimpl
+@haversack.hookimpl
 def register_sections(
     register: Callable[[haversack.Section[Any]], None], config: PlanningConfig | None
 ) -> None:
