@@ -47,14 +47,15 @@ class SequentialDependencyPolicy:
         return dict(self._dependencies)
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
-        required = self._dependencies.get(tool.name)
+        # A pack's prefix or rename changes tool.name; dependencies may use either spelling.
+        required = self._dependencies.get(tool.name) or self._dependencies.get(tool.original_name)
         if not required:
             return PolicyDecision.allow()
         done = policy_values(context.session, self._name)
         missing = [name for name in required if name not in done]
         if not missing:
             return PolicyDecision.allow()
-        names = ", ".join(sorted(missing))
+        names = ", ".join(sorted(_current_name(context, name) for name in missing))
         return PolicyDecision.deny(
             f"{tool.name!r} needs a successful call of {names} first; call "
             f"{'it' if len(missing) == 1 else 'them'}, then retry."
@@ -63,11 +64,22 @@ class SequentialDependencyPolicy:
     def on_result(
         self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
     ) -> None:
-        if tool.name not in self._observed or not result.success:
+        if not result.success:
             return
-        add_policy_value(context.session, self._name, tool.name)
+        for name in {tool.name, tool.original_name} & self._observed:
+            add_policy_value(context.session, self._name, name)
 
     def __repr__(self) -> str:
         return (
             f"SequentialDependencyPolicy(name={self._name!r}, dependencies={self._dependencies!r})"
         )
+
+
+def _current_name(context: ToolContext, name: str) -> str:
+    """The name the model knows a prerequisite by (it may have been prefixed or renamed)."""
+    rendered = context.rendered_prompt
+    if rendered is not None and rendered.tool(name) is None:
+        for candidate in rendered.tools:
+            if candidate.original_name == name:
+                return candidate.name
+    return name

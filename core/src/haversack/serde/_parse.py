@@ -65,6 +65,11 @@ def _describe(error: Any, loc: str, tp: type[Any]) -> str:
         return f"unknown field '{loc}'{hint}"
     if kind in ("missing", "missing_keyword_only_argument", "missing_argument"):
         return f"missing required field '{loc}'"
+    if kind in ("value_error", "assertion_error"):
+        # A dataclass __post_init__ (or validator) refused the value: its words are the message.
+        cause = error.get("ctx", {}).get("error")
+        text = str(cause) if cause is not None else error["msg"]
+        return f"field '{loc}': {text}" if loc else text
     if kind == "json_invalid":
         return f"the arguments are not valid JSON ({error['msg']})"
     if kind in ("dataclass_type", "model_type", "dataclass_exact_type") and not loc:
