@@ -1,5 +1,97 @@
-"""Test kit for pack authors: fixtures and a conformance suite, registered as a pytest plugin."""
+"""Test kit for pack authors: fixtures, a scripted model and a conformance suite.
+
+Installed with the core and registered as a pytest plugin, so a pack's tests get the
+``haversack_compose``, ``haversack_session`` and ``haversack_executor`` fixtures without
+any ``conftest.py``. Import the rest from here::
+
+    from haversack.testing import PackConformance, ScriptedModel, play
+
+Names are imported on first use, so loading the pytest plugin costs next to nothing.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._checks import (
+        check_composes_alone,
+        check_descriptions,
+        check_examples,
+        check_handlers,
+        check_import_time,
+        check_malformed_arguments,
+        check_names,
+        check_schemas,
+    )
+    from ._compose import compose_packs
+    from ._conformance import CHECKS, PackConformance, assert_pack_conforms, pack_problems
+    from ._fuzz import BadArguments, bad_arguments
+    from ._script import ScriptedCall, ScriptedModel, ScriptStep, Transcript, TranscriptEntry, play
+    from ._state import StateFingerprint, fingerprint
+
+__all__ = [
+    "CHECKS",
+    "BadArguments",
+    "PackConformance",
+    "ScriptStep",
+    "ScriptedCall",
+    "ScriptedModel",
+    "StateFingerprint",
+    "Transcript",
+    "TranscriptEntry",
+    "assert_pack_conforms",
+    "bad_arguments",
+    "check_composes_alone",
+    "check_descriptions",
+    "check_examples",
+    "check_handlers",
+    "check_import_time",
+    "check_malformed_arguments",
+    "check_names",
+    "check_schemas",
+    "compose_packs",
+    "fingerprint",
+    "pack_problems",
+    "play",
+]
+
+_HOMES = {
+    "CHECKS": "_conformance",
+    "BadArguments": "_fuzz",
+    "PackConformance": "_conformance",
+    "ScriptStep": "_script",
+    "ScriptedCall": "_script",
+    "ScriptedModel": "_script",
+    "StateFingerprint": "_state",
+    "Transcript": "_script",
+    "TranscriptEntry": "_script",
+    "assert_pack_conforms": "_conformance",
+    "bad_arguments": "_fuzz",
+    "check_composes_alone": "_checks",
+    "check_descriptions": "_checks",
+    "check_examples": "_checks",
+    "check_handlers": "_checks",
+    "check_import_time": "_checks",
+    "check_malformed_arguments": "_checks",
+    "check_names": "_checks",
+    "check_schemas": "_checks",
+    "compose_packs": "_compose",
+    "fingerprint": "_state",
+    "pack_problems": "_conformance",
+    "play": "_script",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'haversack.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
