@@ -97,7 +97,9 @@ def run(quick: bool) -> list[Result]:
         finally:
             sys.path.remove(str(root))
         python = interpreter()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HAVERSACK_")}
+        # As installed: bytecode caches written (the warm-up run writes them).
+        skip = ("HAVERSACK_", "PYTHONDONTWRITEBYTECODE")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
         if _real_packs_present():
             env["HAVERSACK_PACKS"] = ",".join(REAL)
             what = "the three real packs"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 from ._discovery import Candidate, normalize
 
@@ -23,20 +24,35 @@ def core_version() -> str:
 
 
 def requirement_on_core(candidate: Candidate) -> str:
-    """The pack's ``Requires-Dist`` entry on haversack, or ``""`` when it declares none."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    """The pack's ``Requires-Dist`` specifier on haversack, ``any`` without one, or ``""``.
 
+    Parsed with a small pattern rather than ``packaging.requirements`` (whose import costs
+    more than the whole scan); markers, rare here, are evaluated with ``packaging.markers``.
+    """
     for line in candidate.requires:
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
+        match = _REQUIREMENT.match(line)
+        if match is None or normalize(match["name"]) != _CORE:
             continue
-        if normalize(req.name) != _CORE:
+        marker = (match["marker"] or "").strip()
+        if marker and not _marker_applies(marker):
             continue
-        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
-            continue
-        return str(req.specifier) or "any"
+        return match["spec"].strip().strip("()").replace(" ", "") or "any"
     return ""
+
+
+_REQUIREMENT = re.compile(
+    r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?"
+    r"\s*(?P<spec>[^;@]*)(?:;(?P<marker>.*))?$"
+)
+
+
+def _marker_applies(marker: str) -> bool:
+    from packaging.markers import InvalidMarker, Marker
+
+    try:
+        return Marker(marker).evaluate({"extra": ""})
+    except InvalidMarker:
+        return True
 
 
 def incompatibility(candidate: Candidate) -> str:
