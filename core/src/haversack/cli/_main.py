@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "tools": "haversack.cli.tools",
     "call": "haversack.cli.call",
     "check": "haversack.cli.check",
+    "serve": "haversack.cli.serve",
 }
 
 #: Exit status for usage and composition errors (1 means "ran, but the answer is no").
