@@ -12,9 +12,7 @@ from ._workspace import SELECTION_VARIABLES, Workspace, compose_vfs
 
 
 @pytest.fixture
-def make_ws(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Callable[..., Workspace]]:
+def make_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Workspace]]:
     for name in SELECTION_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     made: list[Workspace] = []

@@ -51,7 +51,8 @@ def test_new_files_are_allowed_and_created_files_are_editable(ws: Workspace) -> 
 def test_write_file_on_existing_gets_the_tools_own_message(ws: Workspace) -> None:
     _seed(ws)
     message = ws.fail("write_file", path="a.txt", content="x").message
-    assert "Denied" not in message and "edit_file" in message
+    assert "Denied" not in message
+    assert "edit_file" in message
 
 
 @pytest.mark.parametrize("read_as", ["/workspace/a.txt", "a.txt", " a.txt", "./a.txt", "//a.txt"])
@@ -91,4 +92,5 @@ def test_policy_governs_prefixed_tools(make_ws: Callable[..., Workspace]) -> Non
     assert denied.message.startswith("Denied by policy")
     ws.ok("fs_read_file", path="a.txt")
     ws.ok("fs_edit_file", path="a.txt", old_string="old", new_string="new")
-    assert "fs_read_file" in ws.rendered.text and "${tool:" not in ws.rendered.text
+    assert "fs_read_file" in ws.rendered.text
+    assert "${tool:" not in ws.rendered.text

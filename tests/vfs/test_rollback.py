@@ -80,7 +80,8 @@ def test_edit_failing_after_its_write_is_rolled_back(
     monkeypatch.setattr(fs, "write", write_then_fail)
     before = dump(fs)
     result = ws.call("edit_file", path="a.txt", old_string="one", new_string="1")
-    assert not result.success and "disk vanished" in result.message
+    assert not result.success
+    assert "disk vanished" in result.message
     assert dump(fs) == before
 
 

@@ -39,7 +39,8 @@ def test_ls_caps_entries(make_ws: Callable[..., Workspace]) -> None:
     for name in "abcd":
         ws.ok("write_file", path=name, content="")
     result = ws.ok("ls")
-    assert len(result.value.entries) == 2 and result.value.total == 4
+    assert len(result.value.entries) == 2
+    assert result.value.total == 4
     assert "showing the first 2" in result.message
     assert "2 more entries not shown" in result.render()
 
@@ -62,7 +63,11 @@ def test_read_file_window_and_continuation(ws: Workspace) -> None:
     assert result.message == (
         "/workspace/a.txt: lines 3-5 of 10. More lines follow: continue with offset=5."
     )
-    assert result.render().splitlines()[1:] == ["     3\tline 3", "     4\tline 4", "     5\tline 5"]
+    assert result.render().splitlines()[1:] == [
+        "     3\tline 3",
+        "     4\tline 4",
+        "     5\tline 5",
+    ]
     assert result.value.content == "line 3\nline 4\nline 5\n"
 
 
@@ -97,7 +102,8 @@ def test_read_file_byte_budget_cuts_at_line_end(make_ws: Callable[..., Workspace
     ws = make_ws({"max_read_bytes": 10})
     ws.ok("write_file", path="a.txt", content="1234\n5678\nabcd\n")
     result = ws.ok("read_file", path="a.txt")
-    assert result.value.content == "1234\n5678\n" and result.value.exact
+    assert result.value.content == "1234\n5678\n"
+    assert result.value.exact
     assert "stopped at the 10-byte read limit" in result.message
     assert "continue with offset=2" in result.message
 
@@ -106,7 +112,8 @@ def test_read_file_overlong_line_is_cut_and_flagged(make_ws: Callable[..., Works
     ws = make_ws({"max_read_bytes": 8})
     ws.ok("write_file", path="a.txt", content="é" * 10 + "\nok\n")
     result = ws.ok("read_file", path="a.txt")
-    assert result.value.content == "é" * 4 and not result.value.exact
+    assert result.value.content == "é" * 4
+    assert not result.value.exact
     assert "not exact" in result.message
     assert result.render().endswith("[... line cut at the read limit]")
 
@@ -145,7 +152,9 @@ def test_write_file_creates_with_parents(ws: Workspace) -> None:
 def test_write_file_refuses_existing_and_points_to_edit_file(ws: Workspace) -> None:
     ws.ok("write_file", path="a.txt", content="old")
     message = ws.fail("write_file", path="a.txt", content="new").message
-    assert "already exists" in message and "edit_file" in message and "read_file" in message
+    assert "already exists" in message
+    assert "edit_file" in message
+    assert "read_file" in message
     assert ws.fs.read_text("a.txt") == "old"
 
 
@@ -182,12 +191,16 @@ def test_edit_file_replace_all(ws: Workspace) -> None:
 def test_edit_file_multiple_matches_names_lines(ws: Workspace) -> None:
     ws.ok("write_file", path="a", content="x\ny\nx\n")
     message = ws.fail("edit_file", path="a", old_string="x", new_string="z").message
-    assert "occurs 2 times" in message and "lines 1, 3" in message and "replace_all" in message
+    assert "occurs 2 times" in message
+    assert "lines 1, 3" in message
+    assert "replace_all" in message
 
 
 def test_edit_file_overlapping_matches_count(ws: Workspace) -> None:
     ws.ok("write_file", path="a", content="aaa")
-    assert "occurs 2 times" in ws.fail("edit_file", path="a", old_string="aa", new_string="b").message
+    assert (
+        "occurs 2 times" in ws.fail("edit_file", path="a", old_string="aa", new_string="b").message
+    )
 
 
 def test_edit_file_not_found_hints(ws: Workspace) -> None:
@@ -197,7 +210,9 @@ def test_edit_file_not_found_hints(ws: Workspace) -> None:
     assert "\\r\\n line endings" in message
     ws.ok("write_file", path="ws", content="  x  ")
     ws.ok("read_file", path="ws")
-    assert "whitespace" in ws.fail("edit_file", path="ws", old_string=" x\n", new_string="y").message
+    assert (
+        "whitespace" in ws.fail("edit_file", path="ws", old_string=" x\n", new_string="y").message
+    )
     assert "read_file" in ws.fail("edit_file", path="ws", old_string="q", new_string="y").message
 
 
@@ -239,7 +254,8 @@ def test_glob_no_match_and_cap(make_ws: Callable[..., Workspace]) -> None:
         ws.ok("write_file", path=f"{name}.md", content="")
     assert ws.ok("glob", pattern="*.py").message == "No files match '*.py' under /workspace."
     result = ws.ok("glob", pattern="*.md")
-    assert result.value.matches == ("a.md", "b.md") and result.value.total == 3
+    assert result.value.matches == ("a.md", "b.md")
+    assert result.value.total == 3
     assert "1 more matches not shown" in result.render()
 
 
@@ -295,13 +311,15 @@ def test_grep_caps_matches_with_note(make_ws: Callable[..., Workspace]) -> None:
     ws = make_ws({"max_grep_matches": 3})
     ws.ok("write_file", path="a", content="x\n" * 5)
     result = ws.ok("grep", pattern="x")
-    assert len(result.value.matches) == 3 and result.value.truncated
+    assert len(result.value.matches) == 3
+    assert result.value.truncated
     assert "More matches exist" in result.message
     assert "more matches exist beyond these 3" in result.render()
     capped = ws.ok("grep", pattern="x", max_matches=50)
     assert "above the maximum; used 3" in capped.message
     fewer = ws.ok("grep", pattern="x", max_matches=2)
-    assert "above" not in fewer.message and len(fewer.value.matches) == 2
+    assert "above" not in fewer.message
+    assert len(fewer.value.matches) == 2
 
 
 def test_grep_cuts_long_lines(make_ws: Callable[..., Workspace]) -> None:
