@@ -10,11 +10,13 @@ sandbox cannot use anyway.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -22,6 +24,7 @@ from typing import Final
 from ._config import BUSYBOX_IMAGE, PYTHON_IMAGE
 from ._containers_conf import podman_env
 from ._errors import SandboxError
+from ._runtime_dir import runtime_dir
 from ._service import podman_binary
 
 __all__ = ["IMAGE_LABEL", "ImageBuild", "build_images", "image_exists"]
@@ -192,19 +195,29 @@ def _import(root: Path, name: str, kind: str, cmd: str) -> None:
 def build_images(*, force: bool = False, python: bool = True) -> list[ImageBuild]:
     """Build the busybox (and python) sandbox images offline; existing ones are kept unless
     ``force``. Returns one ``ImageBuild`` per image."""
-    plans = [(BUSYBOX_IMAGE, "busybox", _busybox_rootfs)]
+    plans: list[tuple[str, str, Callable[[Path], None]]] = [
+        (BUSYBOX_IMAGE, "busybox", _busybox_rootfs)
+    ]
     if python:
         plans.append((PYTHON_IMAGE, "python", _python_rootfs))
     results: list[ImageBuild] = []
-    for name, kind, make_rootfs in plans:
-        if not force and image_exists(name):
-            results.append(ImageBuild(name, False, 0.0, _image_size(name)))
-            continue
-        start = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="haversack-image-") as tmp:
-            root = Path(tmp) / "rootfs"
-            root.mkdir()
-            make_rootfs(root)
-            _import(root, name, kind, "/bin/sh")
-        results.append(ImageBuild(name, True, time.perf_counter() - start, _image_size(name)))
+    # Parallel callers (pytest -n auto workers) build each image once.
+    with (runtime_dir() / "build-images.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for name, kind, make_rootfs in plans:
+            results.append(_build_one(name, kind, make_rootfs, force=force))
     return results
+
+
+def _build_one(
+    name: str, kind: str, make_rootfs: Callable[[Path], None], *, force: bool
+) -> ImageBuild:
+    if not force and image_exists(name):
+        return ImageBuild(name, False, 0.0, _image_size(name))
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="haversack-image-") as tmp:
+        root = Path(tmp) / "rootfs"
+        root.mkdir()
+        make_rootfs(root)
+        _import(root, name, kind, "/bin/sh")
+    return ImageBuild(name, True, time.perf_counter() - start, _image_size(name))

@@ -302,6 +302,8 @@ class Sandbox:
         timeout the command and everything it started are killed (exit code 137,
         ``timed_out``). Background processes never outlive their command.
         """
+        if self._state.closed:
+            raise SandboxError(f"Sandbox {self.name} is closed; create a new one.")
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         if not argv or not all(isinstance(a, str) for a in argv) or any("\0" in a for a in argv):
             raise ToolValidationError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -76,6 +77,9 @@ class PodmanService:
 
     def ping(self) -> bool:
         """Whether the service answers ``/_ping``."""
+        if self.socket_path is not None:
+            # podman-py leaks its socket when the connect fails (a ResourceWarning later).
+            return _unix_ping(self.socket_path)
         try:
             return bool(self.client.ping())
         except Exception:  # noqa: BLE001 - any failure means "not reachable"
@@ -95,6 +99,17 @@ class PodmanService:
                     self._process.wait()
             if self._private_dir is not None:
                 shutil.rmtree(self._private_dir, ignore_errors=True)
+
+
+def _unix_ping(path: str) -> bool:
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(path)
+            sock.sendall(b"GET /_ping HTTP/1.1\r\nHost: podman\r\nConnection: close\r\n\r\n")
+            return sock.recv(64).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
 
 
 _lock = threading.Lock()

@@ -1,0 +1,78 @@
+"""Fixtures for the Podman pack: a per-worker service and a fresh sandbox per test.
+
+Podman tests run against real Podman. They are skipped only when HAVERSACK_SKIP_PODMAN=1;
+otherwise a missing or broken Podman makes them fail with the pack's own error message.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from haversack_podman import (
+    PYTHON_IMAGE,
+    PodmanService,
+    Sandbox,
+    SandboxConfig,
+    build_images,
+    get_service,
+    podman_binary,
+    podman_env,
+)
+
+
+def require_podman() -> None:
+    """Skip (with the reason) only when the user opted out; never on a broken Podman."""
+    if os.environ.get("HAVERSACK_SKIP_PODMAN") == "1":
+        pytest.skip("HAVERSACK_SKIP_PODMAN=1: Podman tests disabled by the environment")
+
+
+@pytest.fixture(scope="session")
+def podman_service() -> PodmanService:
+    """This worker's private Podman service, with the sandbox images built."""
+    require_podman()
+    build_images()
+    return get_service(None)
+
+
+@pytest.fixture
+def make_sandbox(podman_service: PodmanService, tmp_path) -> Iterator[Callable[..., Sandbox]]:
+    """Factory for sandboxes with workspaces under ``tmp_path``, all closed at teardown."""
+    created: list[Sandbox] = []
+
+    def make(**overrides: object) -> Sandbox:
+        overrides.setdefault("image", PYTHON_IMAGE)
+        overrides.setdefault("workspace_root", tmp_path)
+        sandbox = Sandbox(SandboxConfig(**overrides))  # type: ignore[arg-type]
+        created.append(sandbox)
+        return sandbox
+
+    yield make
+    for sandbox in created:
+        sandbox.close()
+
+
+@pytest.fixture
+def sandbox(make_sandbox: Callable[..., Sandbox]) -> Sandbox:
+    """A default (python image) sandbox for one test."""
+    return make_sandbox()
+
+
+def _containers_with_label(label: str) -> list[str]:
+    out = subprocess.run(
+        [podman_binary(), "ps", "-aq", "--filter", f"label={label}"],
+        capture_output=True,
+        text=True,
+        env=podman_env(),
+        check=True,
+    ).stdout
+    return out.split()
+
+
+@pytest.fixture
+def containers_with_label(podman_service: PodmanService) -> Callable[[str], list[str]]:
+    """Ids of containers (any state) carrying ``label`` (``key=value``), via the CLI."""
+    return _containers_with_label

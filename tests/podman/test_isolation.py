@@ -1,0 +1,68 @@
+"""The sandbox is locked down: no network, no root, nothing writable outside /workspace."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.podman
+
+
+def test_commands_run_as_agent_in_workspace(sandbox):
+    result = sandbox.exec("id -u; id -g; pwd")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split() == ["1000", "1000", "/workspace"]
+
+
+def test_no_network_only_loopback(sandbox):
+    code = (
+        "import socket\n"
+        "s = socket.socket(); s.settimeout(2)\n"
+        "try:\n    s.connect(('1.1.1.1', 53)); print('connected')\n"
+        "except OSError as e:\n    print('refused', e.errno)\n"
+    )
+    result = sandbox.exec(["python3", "-c", code])
+    assert result.stdout.startswith("refused"), result
+    interfaces = sandbox.exec("tail -n +3 /proc/net/dev | cut -d: -f1")
+    assert interfaces.stdout.split() == ["lo"]
+
+
+def test_cannot_write_outside_workspace(sandbox):
+    for path in ("/etc/x", "/usr/x", "/x", "/home/agent/x"):
+        result = sandbox.exec(["touch", path])
+        assert result.exit_code != 0, path
+        assert "Read-only file system" in result.stderr, result.stderr
+    ok = sandbox.exec("echo hi > /workspace/a.txt && echo t > /tmp/t && cat /tmp/t")
+    assert ok.exit_code == 0, ok.stderr
+    host_file = sandbox.workspace / "a.txt"
+    assert host_file.read_text() == "hi\n"
+    assert (host_file.stat().st_uid, host_file.stat().st_gid) == (1000, 1000)
+
+
+def test_no_capabilities_and_no_new_privileges(sandbox):
+    result = sandbox.exec("grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status")
+    fields = dict(line.split(":\t") for line in result.stdout.splitlines())
+    assert fields == {"CapPrm": "0000000000000000", "CapEff": "0000000000000000", "NoNewPrivs": "1"}
+    assert sandbox.exec("chown 0 /workspace").exit_code != 0
+
+
+def test_container_carries_labels_and_limits(sandbox, podman_service, containers_with_label):
+    sandbox.start()
+    assert containers_with_label(f"haversack.owner={sandbox.id}") == [sandbox.container_id[:12]]
+    info = podman_service.client.api.get(f"/containers/{sandbox.container_id}/json").json()
+    host = info["HostConfig"]
+    assert host["ReadonlyRootfs"] is True
+    assert host["PidsLimit"] == sandbox.config.pids_limit
+    assert host["Memory"] == sandbox.config.memory_bytes
+    assert host["NetworkMode"] == "none"
+    assert info["Config"]["Labels"]["haversack.sandbox"] == "1"
+    assert info["Config"]["User"] == "1000:1000"
+
+
+def test_two_sandboxes_have_separate_containers_and_workspaces(make_sandbox):
+    first, second = make_sandbox(), make_sandbox()
+    assert first.exec("echo one > f.txt").exit_code == 0
+    assert second.exec("cat f.txt").exit_code != 0
+    assert first.container_id != second.container_id
+    assert first.workspace != second.workspace
+    assert first.name != second.name
+    assert not (second.workspace / "f.txt").exists()

@@ -1,0 +1,123 @@
+"""Lifecycle: lazy start, reuse, close leaves nothing, clear errors, cleanup of orphans."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from haversack_podman import (
+    Sandbox,
+    SandboxConfig,
+    SandboxImageMissingError,
+    SandboxUnavailableError,
+    cleanup,
+    get_service,
+    podman_binary,
+)
+
+pytestmark = pytest.mark.podman
+
+
+def test_container_is_lazy_and_reused(sandbox):
+    assert sandbox.container_id is None
+    assert sandbox.workspace.is_dir()
+    sandbox.exec("true")
+    first = sandbox.container_id
+    sandbox.exec("true")
+    assert first is not None
+    assert sandbox.container_id == first
+
+
+def test_close_leaves_no_container_and_no_directory(make_sandbox, containers_with_label):
+    sandbox = make_sandbox()
+    sandbox.exec("echo x > f")
+    label = f"haversack.owner={sandbox.id}"
+    assert len(containers_with_label(label)) == 1
+    sandbox.close()
+    sandbox.close()  # idempotent
+    assert containers_with_label(label) == []
+    assert not sandbox.workspace.exists()
+    with pytest.raises(Exception, match="closed"):
+        sandbox.exec("true")
+
+
+def test_missing_image_gives_clear_error_and_no_leftovers(make_sandbox, containers_with_label):
+    sandbox = make_sandbox(image="localhost/haversack-no-such-image:latest")
+    with pytest.raises(SandboxImageMissingError, match="build-images"):
+        sandbox.exec("true")
+    assert containers_with_label(f"haversack.owner={sandbox.id}") == []
+    sandbox.close()
+    assert not sandbox.workspace.exists()
+
+
+def test_mounts_are_copied_and_writable_by_agent(make_sandbox, tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "data.txt").write_text("v1\n")
+    sandbox = make_sandbox(mounts={str(source): "project"})
+    result = sandbox.exec("cat project/data.txt && echo v2 >> project/data.txt")
+    assert result.exit_code == 0, result.stderr
+    assert (sandbox.workspace / "project/data.txt").read_text() == "v1\nv2\n"
+    assert (source / "data.txt").read_text() == "v1\n"  # a copy, not a live mount
+
+
+def test_unreachable_connection_url_is_a_clear_error(podman_service, tmp_path):
+    with pytest.raises(SandboxUnavailableError, match="does not answer"):
+        get_service(f"unix://{tmp_path}/nothing.sock")
+
+
+def test_cleanup_removes_orphans_of_dead_processes(podman_service, tmp_path, containers_with_label):
+    script = textwrap.dedent(
+        f"""
+        import os
+        from haversack_podman import Sandbox, SandboxConfig
+        s = Sandbox(SandboxConfig(image={Sandbox.__module__ and "'" + SandboxConfig().image + "'"}))
+        s.exec("true")
+        print(s.id, s.workspace, flush=True)
+        os._exit(0)  # no close, no atexit: leave the container and workspace behind
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split()
+    owner, workspace = out[0], out[1]
+    assert containers_with_label(f"haversack.owner={owner}")
+    assert os.path.isdir(workspace)
+    report = cleanup()
+    assert report.containers >= 1
+    assert containers_with_label(f"haversack.owner={owner}") == []
+    assert not os.path.exists(workspace)
+
+
+def test_cleanup_spares_live_sandboxes(sandbox, containers_with_label):
+    sandbox.start()
+    cleanup()
+    assert containers_with_label(f"haversack.owner={sandbox.id}") != []
+    assert sandbox.exec("echo alive").stdout == "alive\n"
+
+
+def test_cli_commands(podman_service):
+    env = {**os.environ}
+    build = subprocess.run(
+        [sys.executable, "-m", "haversack_podman", "build-images"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert build.returncode == 0, build.stderr
+    assert "haversack-sandbox-busybox" in build.stdout
+    clean = subprocess.run(
+        [sys.executable, "-m", "haversack_podman", "cleanup"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert clean.returncode == 0
+    assert clean.stdout.startswith("removed")
+    assert podman_binary()
