@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -17,8 +18,42 @@ from haversack._demo import (
     Step,
     run_scenario,
 )
+from haversack._demo import _runner
 from haversack._demo._availability import Availability
+from haversack._packs import _discovery
+from haversack._packs._testing import FakeSite
 from haversack.cli import _main
+
+#: A stand-in podman pack: the real tool names, a container that cannot start when asked to.
+FAKE_PODMAN = """
+import os
+from dataclasses import dataclass
+from haversack import Binding, Tool, ToolResult
+from haversack.hookspecs import hookimpl
+
+class Container:
+    pass
+
+def _start(resolver):
+    if os.environ.get("HVT_PODMAN_BROKEN") == "1":
+        raise RuntimeError("cannot start the container: no image\\nsecond line")
+    return Container()
+
+@dataclass(frozen=True)
+class ShellParams:
+    command: str
+
+def _shell(params, *, context):
+    return ToolResult.ok(message="ran")
+
+@hookimpl
+def register_tools(register):
+    register(Tool[ShellParams, None](name="shell_execute", description="Run.", handler=_shell))
+
+@hookimpl
+def register_resources(register):
+    register(Binding(Container, _start))
+"""
 
 
 @pytest.fixture
@@ -163,6 +198,48 @@ def test_scenario_expects_a_denial_and_a_rollback():
     assert any(s.expect == ("denied",) for s in steps)
     assert any(set(s.expect) <= {"failed", "error"} for s in steps)
     assert {s.tool for s in steps} <= set(SCENARIO.providers)
+
+
+@pytest.fixture
+def fake_podman(tmp_path, monkeypatch):
+    """The installed packs plus a fake podman pack (the real one is disabled by distribution)."""
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.setattr(_discovery, "search_path", [str(root), *sys.path])
+    monkeypatch.syspath_prepend(str(root))
+    module = FakeSite(root).add("podman", FAKE_PODMAN, distribution="hvt-podman")
+    yield module
+    sys.modules.pop(module, None)
+
+
+def test_sandbox_skipped_when_podman_cannot_run(demo, fake_podman, monkeypatch):
+    monkeypatch.setattr(_runner, "podman_problem", lambda: "'podman info' exited 125: Error: x")
+
+    status, out = demo("--disable", "haversack-podman", "--json")
+
+    data = json.loads(out)
+    assert status == 0
+    assert data["sandbox"] == {
+        "enabled": False,
+        "reason": "podman not usable: 'podman info' exited 125: Error: x",
+    }
+    shell = [s for s in data["steps"] if s["tool"] == "shell_execute"]
+    assert shell
+    assert all(s["skip_reason"].startswith("sandbox skipped: podman not usable") for s in shell)
+    assert "shell_execute" not in {t["name"] for t in data["prompt"]["tools"]}
+
+
+def test_sandbox_skipped_when_its_container_cannot_start(demo, fake_podman, monkeypatch):
+    monkeypatch.setattr(_runner, "podman_problem", lambda: None)
+    monkeypatch.setenv("HVT_PODMAN_BROKEN", "1")
+
+    status, out = demo("--disable", "haversack-podman")
+
+    assert status == 0, out
+    assert "SKIPPED: podman not usable: " in out
+    assert "cannot start the container: no image" in out
+    assert "second line" not in out
+    assert "Every step behaved as scripted." in out
 
 
 @pytest.mark.podman
