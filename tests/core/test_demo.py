@@ -16,9 +16,9 @@ from haversack._demo import (
     SandboxStatus,
     Scenario,
     Step,
+    _runner,
     run_scenario,
 )
-from haversack._demo import _runner
 from haversack._demo._availability import Availability
 from haversack._packs import _discovery
 from haversack._packs._testing import FakeSite
