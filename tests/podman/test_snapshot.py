@@ -1,0 +1,187 @@
+"""Workspace snapshots are exact (content, modes, owners, links, dirs) and leave no storage."""
+
+from __future__ import annotations
+
+import gc
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from haversack.errors import FilesystemError
+from haversack_podman import WorkspaceSnapshotter
+
+
+def fingerprint(root: Path) -> dict[str, tuple]:
+    """Everything restore must reproduce, per path."""
+    out: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath, name)
+            st = path.lstat()
+            rel = str(path.relative_to(root))
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", os.readlink(path), st.st_uid)
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = ("dir", st.st_mode, st.st_uid, st.st_gid, st.st_mtime_ns)
+            else:
+                out[rel] = (
+                    "file",
+                    st.st_mode,
+                    st.st_uid,
+                    st.st_gid,
+                    st.st_mtime_ns,
+                    path.read_bytes(),
+                )
+    st = root.stat()
+    out["."] = ("root", st.st_mode, st.st_uid, st.st_mtime_ns, st.st_ino)
+    return out
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    (root / "exec.sh").write_text("#!/bin/sh\n")
+    (root / "exec.sh").chmod(0o755)
+    (root / "sub" / "deep").mkdir(parents=True)
+    (root / "sub" / "deep" / "b.bin").write_bytes(bytes(range(256)))
+    (root / "empty").mkdir()
+    (root / "link").symlink_to("a.txt")
+    return root
+
+
+@pytest.fixture
+def snapper(tree, tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    s = WorkspaceSnapshotter(tree, storage_parent=store)
+    yield s
+    s.close()
+
+
+def mutate(root: Path) -> None:
+    with (root / "a.txt").open("a") as fh:  # in place, same inode
+        fh.write("more\n")
+    (root / "exec.sh").chmod(0o600)
+    (root / "sub" / "deep" / "b.bin").unlink()
+    (root / "new.txt").write_text("new")
+    (root / "newdir" / "x").mkdir(parents=True)
+    (root / "empty").rmdir()
+    (root / "empty").write_text("now a file")
+    (root / "link").unlink()
+    (root / "link").symlink_to("exec.sh")
+    (root / "sub").chmod(0o700)
+
+
+def test_restore_is_exact_after_host_mutations(tree, snapper):
+    before = fingerprint(tree)
+    snap = snapper.snapshot()
+    mutate(tree)
+    assert fingerprint(tree) != before
+    snapper.restore(snap)
+    assert fingerprint(tree) == before
+
+
+def test_same_size_same_second_rewrite_is_detected(tree, snapper):
+    before = fingerprint(tree)
+    snap = snapper.snapshot()
+    st = (tree / "a.txt").stat()
+    (tree / "a.txt").write_text("ALPHA\n")  # same size
+    os.utime(tree / "a.txt", ns=(st.st_atime_ns, st.st_mtime_ns))  # and same mtime
+    snapper.restore(snap)
+    assert fingerprint(tree) == before
+
+
+def test_restore_an_older_snapshot_after_several(tree, snapper):
+    first_state = fingerprint(tree)
+    first = snapper.snapshot()
+    for i in range(3):
+        (tree / f"f{i}").write_text(str(i))
+        with (tree / "a.txt").open("a") as fh:
+            fh.write(f"{i}\n")
+        snapper.snapshot()
+    second_state = fingerprint(tree)
+    second = snapper.snapshot()
+    snapper.restore(first)
+    assert fingerprint(tree) == first_state
+    snapper.restore(second)
+    assert fingerprint(tree) == second_state
+
+
+def test_storage_is_released_by_discard_gc_and_close(tree, snapper):
+    first = snapper.snapshot()
+    (tree / "a.txt").write_text("changed")
+    second = snapper.snapshot()
+    assert snapper.stored_packs() == 2
+    snapper.discard(second)
+    assert snapper.stored_packs() == 1
+    with pytest.raises(FilesystemError):
+        snapper.restore(second)
+    del first
+    gc.collect()
+    assert snapper.stored_packs() == 0
+    assert list(snapper.storage.iterdir()) == []
+    storage = snapper.storage
+    snapper.close()
+    assert not storage.exists()
+
+
+def test_unchanged_files_are_not_copied_again(tree, snapper, monkeypatch):
+    # Files written just now are "racy" and always recopied; this test is about the others.
+    monkeypatch.setattr("haversack_podman._snapshot._RACY_NS", 0)
+    first = snapper.snapshot()
+    pack_dir = snapper.storage
+    size_after_first = sum(p.stat().st_size for p in pack_dir.iterdir())
+    assert size_after_first > 0
+    second = snapper.snapshot()  # nothing changed: no new pack
+    assert sum(p.stat().st_size for p in pack_dir.iterdir()) == size_after_first
+    assert len(second) == len(first) == len(fingerprint(tree))  # root counted once each side
+    (tree / "a.txt").write_text("changed")
+    third = snapper.snapshot()
+    assert len(third) == len(first)
+    grown = sum(p.stat().st_size for p in pack_dir.iterdir()) - size_after_first
+    assert grown == len("changed")
+
+
+def test_foreign_snapshot_is_rejected(tree, tmp_path, snapper):
+    other = WorkspaceSnapshotter(tree, storage_parent=tmp_path)
+    try:
+        snap = other.snapshot()
+        with pytest.raises(FilesystemError, match="not taken by this"):
+            snapper.restore(snap)
+    finally:
+        other.close()
+
+
+@pytest.mark.podman
+def test_restore_undoes_shell_commands_in_the_sandbox(sandbox, tmp_path):
+    setup = sandbox.exec(
+        "mkdir -p src/pkg && printf 'x = 1\\n' > src/pkg/mod.py && echo keep > keep.txt "
+        "&& chmod 640 keep.txt && ln -s keep.txt alias && mkdir emptydir"
+    )
+    assert setup.exit_code == 0, setup.stderr
+    store = tmp_path / "snapstore"
+    store.mkdir()
+    snapper = WorkspaceSnapshotter(sandbox.workspace, storage_parent=store)
+    try:
+        before = fingerprint(sandbox.workspace)
+        snap = snapper.snapshot()
+        damage = sandbox.exec(
+            "echo x >> src/pkg/mod.py; rm keep.txt; mkdir -p build/out && touch build/out/o; "
+            "chmod 700 src; rm alias; ln -s /etc/passwd alias; rmdir emptydir; "
+            "sed -i s/1/2/ src/pkg/mod.py"
+        )
+        assert damage.exit_code == 0, damage.stderr
+        assert fingerprint(sandbox.workspace) != before
+        snapper.restore(snap)
+        assert fingerprint(sandbox.workspace) == before
+        # The container still sees the restored tree through the same bind mount.
+        seen = sandbox.exec("cat src/pkg/mod.py keep.txt; ls build 2>&1; test -d emptydir")
+        assert seen.stdout.startswith("x = 1\nkeep\n"), seen
+        assert seen.exit_code == 0
+        assert sandbox.exec("echo y >> keep.txt").exit_code == 0  # still agent-owned
+    finally:
+        snapper.close()
