@@ -182,7 +182,7 @@ _SANDBOX: Final = Act(
             "shell_execute",
             {"command": "python3 -B -m unittest -v", "timeout": 60},
             "Run the tests.",
-            contains=("OK",),
+            contains=("Ran 2 tests", "OK"),
             needs=("write_file",),
         ),
         Step(
@@ -202,7 +202,7 @@ _SANDBOX: Final = Act(
         Step(
             "evaluate_python",
             {
-                "code": "import sys\nsys.path.insert(0, '/workspace')\n"
+                "code": "import os, sys\nsys.path[:0] = ['/workspace', os.getcwd()]\n"
                 "from tempconv import c_to_f, f_to_c\nprint(c_to_f(21.5), f_to_c(70.7))"
             },
             "Evaluate Python against the module.",
