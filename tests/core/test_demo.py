@@ -260,3 +260,21 @@ def test_full_demo_with_the_sandbox(demo):
     shell = [s for s in data["steps"] if s["tool"] == "shell_execute"]
     assert all(s["status"] == "ran" for s in shell)
     assert any(s["rolled_back"] for s in shell)
+    assert _containers_of_this_process() == [], "the sandbox container outlived the demo"
+
+
+def _containers_of_this_process() -> list[str]:
+    """Names of the sandbox containers this process created that still exist."""
+    import subprocess
+
+    from haversack_podman import PID_LABEL, podman_binary, podman_env
+
+    label = f"label={PID_LABEL}={os.getpid()}"
+    listed = subprocess.run(
+        [podman_binary(), "ps", "-a", "--filter", label, "--format", "{{.Names}}"],
+        env=podman_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return listed.stdout.split()
