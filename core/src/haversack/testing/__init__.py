@@ -30,10 +30,13 @@ if TYPE_CHECKING:
     from ._fuzz import BadArguments, bad_arguments
     from ._script import ScriptedCall, ScriptedModel, ScriptStep, Transcript, TranscriptEntry, play
     from ._state import StateFingerprint, fingerprint
+    from .plugin import ComposeFactory, ExecutorFactory
 
 __all__ = [
     "CHECKS",
     "BadArguments",
+    "ComposeFactory",
+    "ExecutorFactory",
     "PackConformance",
     "ScriptStep",
     "ScriptedCall",
@@ -60,6 +63,8 @@ __all__ = [
 _HOMES = {
     "CHECKS": "_conformance",
     "BadArguments": "_fuzz",
+    "ComposeFactory": "plugin",
+    "ExecutorFactory": "plugin",
     "PackConformance": "_conformance",
     "ScriptStep": "_script",
     "ScriptedCall": "_script",
