@@ -382,7 +382,7 @@ def _parse_arguments(tool: Tool[Any, Any], arguments: Arguments) -> Any:
                 return None
             try:
                 decoded = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):  # deep nesting overflows the C decoder's stack
                 decoded = ...
             # Any spelling of an empty object ("{ }", "{\n}") means "no arguments".
             if decoded is None or decoded == {}:
