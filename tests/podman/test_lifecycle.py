@@ -6,12 +6,12 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
 from haversack_podman import (
-    Sandbox,
-    SandboxConfig,
+    BUSYBOX_IMAGE,
     SandboxImageMissingError,
     SandboxUnavailableError,
     cleanup,
@@ -75,22 +75,38 @@ def test_cleanup_removes_orphans_of_dead_processes(podman_service, tmp_path, con
         f"""
         import os
         from haversack_podman import Sandbox, SandboxConfig
-        s = Sandbox(SandboxConfig(image={Sandbox.__module__ and "'" + SandboxConfig().image + "'"}))
+        s = Sandbox(SandboxConfig(image="{BUSYBOX_IMAGE}"))
         s.exec("true")
-        print(s.id, s.workspace, flush=True)
+        print(s.id, s.workspace, s._svc()._process.pid, flush=True)
         os._exit(0)  # no close, no atexit: leave the container and workspace behind
         """
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     ).stdout.split()
-    owner, workspace = out[0], out[1]
+    owner, workspace, service_pid = out[0], out[1], int(out[2])
     assert containers_with_label(f"haversack.owner={owner}")
     assert os.path.isdir(workspace)
     report = cleanup()
     assert report.containers >= 1
     assert containers_with_label(f"haversack.owner={owner}") == []
     assert not os.path.exists(workspace)
+    assert report.services >= 1
+    assert service_pid not in _service_pids_after_exit(service_pid)
+
+
+def _service_pids_after_exit(pid):
+    """``[pid]`` while the process still exists (zombies excluded), else ``[]``."""
+    for _ in range(500):  # SIGTERM is asynchronous; give podman up to ~5 s to exit
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return []
+        if state in ("Z", "X"):
+            return []
+        time.sleep(0.01)
+    return [pid]
 
 
 def test_cleanup_spares_live_sandboxes(sandbox, containers_with_label):

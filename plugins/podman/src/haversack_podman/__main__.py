@@ -31,7 +31,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{result.name}: {state} ({result.size_bytes / 1e6:.1f} MB)")
         else:
             report = cleanup(include_live=args.all)
-            print(f"removed {report.containers} container(s), {report.directories} directory(ies)")
+            print(
+                f"removed {report.containers} container(s), {report.directories} "
+                f"directory(ies), {report.services} orphaned service(s)"
+            )
     except SandboxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +21,37 @@ __all__ = ["CleanupReport", "cleanup"]
 
 @dataclass(frozen=True, slots=True)
 class CleanupReport:
-    """How many containers and directories ``cleanup`` removed."""
+    """How many containers, directories and orphaned private services ``cleanup`` removed."""
 
     containers: int
     directories: int
+    services: int = 0
+
+
+def _orphan_services(include_live: bool) -> list[int]:
+    """Pids of private ``podman system service`` processes whose owner process is gone.
+
+    The socket path names the owner (``<runtime dir>/<owner pid>-service-*/podman.sock``);
+    an owner killed without running atexit leaves its service behind.
+    """
+    prefix = f"unix://{runtime_dir()}/"
+    found: list[int] = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(args) < 4 or args[1:3] != [b"system", b"service"]:
+            continue
+        url = args[-2].decode(errors="replace") if args[-1] == b"" else args[-1].decode()
+        if not url.startswith(prefix):
+            continue
+        owner = owner_pid(url[len(prefix) :])
+        if owner is not None and owner != os.getpid() and _orphan(owner, include_live):
+            found.append(int(proc.name))
+    return found
 
 
 def _orphan(pid: int | None, include_live: bool) -> bool:
@@ -58,12 +88,21 @@ def cleanup(*, include_live: bool = False) -> CleanupReport:
             env=podman_env(),
             check=False,
         )
+    services = _orphan_services(include_live)
+    for service_pid in services:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(service_pid, signal.SIGTERM)
     removed_dirs = 0
     parents: list[Path] = [workspaces_dir(), snapshots_dir(), runtime_dir()]
     for parent in parents:
         for child in parent.iterdir():
             pid = owner_pid(child.name)
-            if child.is_dir() and pid is not None and _orphan(pid, include_live):
+            if (
+                child.is_dir()
+                and pid is not None
+                and pid != os.getpid()
+                and _orphan(pid, include_live)
+            ):
                 shutil.rmtree(child, ignore_errors=True)
                 removed_dirs += 1
-    return CleanupReport(len(ids), removed_dirs)
+    return CleanupReport(len(ids), removed_dirs, len(services))
