@@ -143,7 +143,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-docs", action="store_true", help="do not regenerate docs/performance.md"
     )
+    parser.add_argument(
+        "--render-only",
+        action="store_true",
+        help="only regenerate docs/performance.md from bench/results/*.json (runs nothing)",
+    )
     args = parser.parse_args(argv)
+    if args.render_only:
+        PERFORMANCE_MD.write_text(render_markdown(), encoding="utf-8")
+        return 0
 
     suites = discover()
     if args.list:
