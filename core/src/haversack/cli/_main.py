@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "call": "haversack.cli.call",
     "check": "haversack.cli.check",
     "serve": "haversack.cli.serve",
+    "demo": "haversack.cli.demo",
 }
 
 #: Exit status for usage and composition errors (1 means "ran, but the answer is no").
