@@ -388,3 +388,10 @@ def test_every_call_publishes_a_tool_invoked_event(ws: Workspace) -> None:
     ws.fail("read_file", path="b")
     outcomes = [e.outcome for e in ws.session[ToolInvoked].all()]
     assert outcomes == [CallOutcome.OK, CallOutcome.ERROR]
+
+
+def test_names_with_edge_whitespace_are_not_created(ws: Workspace) -> None:
+    message = ws.fail("write_file", path=" d /a", content="").message
+    assert "'d ' in /workspace/d /a starts or ends with whitespace" in message
+    ws.ok("write_file", path=" a.txt ", content="")  # outer whitespace is not part of the path
+    assert ws.tree() == {"a.txt": ""}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Iterator
 from typing import Final
 
@@ -43,6 +44,9 @@ DEFAULT_MAX_FILES: Final = 50_000
 DEFAULT_MAX_DIRECTORIES: Final = 20_000
 
 _WRITE_MODES: Final = ("create", "overwrite", "append")
+# A name starting or ending with whitespace could never be named again: normalisation strips
+# the whole path, so "notes " and "notes" are one spelling. Such names are not created.
+_EDGE_SPACE: Final = re.compile(r"(?:^|/)\s|\s(?:/|$)")
 
 
 def _path_key(item: tuple[str, FileNode]) -> str:
@@ -330,6 +334,7 @@ class InMemoryFilesystem:
                 path=p,
             )
         if old is None:
+            self._check_new_name(p)
             self._make_parents(change, p, parents)
             node = FileNode(content, size)
         elif mode == "create":
@@ -405,6 +410,7 @@ class InMemoryFilesystem:
             if exist_ok:
                 return
             raise PathExistsError(f"The directory {self.display(p)} already exists.", path=p)
+        self._check_new_name(p)
         change = _Change(self._state)
         self._make_parents(change, p, parents)
         change.add_dir(p)
@@ -547,6 +553,18 @@ class InMemoryFilesystem:
             )
         for directory in reversed(missing):
             change.add_dir(directory)
+
+    def _check_new_name(self, p: str) -> None:
+        match = _EDGE_SPACE.search(p)
+        if match is not None:
+            start = p.rfind("/", 0, match.start() + 1) + 1
+            end = p.find("/", start)
+            segment = p[start:] if end < 0 else p[start:end]
+            raise InvalidPathError(
+                f"The name {segment!r} in {self.display(p)} starts or ends with whitespace, so "
+                "it could not be named reliably; choose a name without it.",
+                path=p,
+            )
 
     def _check_writable(self, p: str) -> None:
         if self.read_only:

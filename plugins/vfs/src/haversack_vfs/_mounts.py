@@ -11,7 +11,12 @@ from typing import Final
 
 from haversack import Filesystem
 from haversack._glob import GlobMatcher, compile_glob
-from haversack.errors import FilesystemLimitError, PackConfigError, PathExistsError
+from haversack.errors import (
+    FilesystemLimitError,
+    InvalidPathError,
+    PackConfigError,
+    PathExistsError,
+)
 
 __all__ = [
     "DEFAULT_MOUNT_MAX_BYTES",
@@ -208,9 +213,14 @@ def _load_one(fs: Filesystem, mount: HostMount, roots: tuple[str, ...]) -> Mount
         used += len(text.encode("utf-8"))
         if used > mount.max_bytes:
             raise _budget_error(mount, rel)
-        destination = fs.normalize(f"{target}/{rel}" if target else rel)
+        destination = f"{target}/{rel}" if target else rel
         try:
+            destination = fs.normalize(destination)
             fs.write(destination, text, mode="create")
+        except InvalidPathError as exc:
+            skipped.append(SkippedFile(rel, f"unusable name: {exc}"))
+            used -= len(text.encode("utf-8"))
+            continue
         except PathExistsError:
             raise PackConfigError(
                 f"Host mounts clash: {destination!r} is provided twice (last by "
