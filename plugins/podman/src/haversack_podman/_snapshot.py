@@ -18,17 +18,19 @@ the packs, and modes, owners and mtimes are reset. Storage is one directory per 
 under ``snapshots_dir()``; packs are reference-counted and deleted when no live snapshot uses
 them (on ``discard`` or garbage collection); ``close`` removes the directory.
 
-Measured (``python bench/bench_podman.py --snapshots``; 2-core VM shared with other jobs;
-1,000 files of 1 KiB in 20 directories; "next" = snapshot after editing 10 files, deleting
-5, adding 5 and a directory, chmod of 1; restore = back to the first snapshot), medians in ms:
+Measured (``python bench/bench_podman.py``; 2-core VM shared with other jobs, so figures
+vary by 2x between runs; 1,000 files of 1 KiB in 20 directories; "next" = snapshot after
+editing 10 files in place, deleting 5, adding 5 and a directory, one chmod; "restore" = back
+to the first snapshot), medians in ms:
 
-=================================  =====  =====  =======  =====================================
-strategy                           first  next   restore  exact
-=================================  =====  =====  =======  =====================================
-manifest + pack store (this)       31     13     60       yes
-full copy tree, copied back        1448   481    895      yes
-git, GIT_DIR outside the workspace 1433   93     899      no: exec bit only, no empty dirs/owners
-=================================  =====  =====  =======  =====================================
+==================================  =====  ====  =======  ===================================
+strategy                            first  next  restore  exact
+==================================  =====  ====  =======  ===================================
+stat manifest + pack store (chosen)  30-60  13-19  34-60   yes (content, modes, owners, links)
+full copy tree, copied back         1622   478   470      yes
+git, GIT_DIR outside the workspace  1265   68    901      only here: git keeps the exec bit
+                                                          only, drops empty dirs and owners
+==================================  =====  ====  =======  ===================================
 """
 
 from __future__ import annotations
