@@ -55,7 +55,8 @@ def test_a_non_default_binding_from_another_pack_wins(
     ws = make_ws(packs=["vfs", "sandbox"])
     sandbox_fs = importlib.import_module(module).WORKSPACE
     assert ws.fs is sandbox_fs
-    assert ws.ok("read_file", path="from-sandbox.txt").value.content == "sandbox side\n"
+    read = ws.ok("read_file", path="from-sandbox.txt")
+    assert read.value.content == "sandbox side\n"
     ws.ok("write_file", path="made-by-tool.txt", content="x")
     assert sandbox_fs.read_text("made-by-tool.txt") == "x"
     sandbox_fs.write("unread.txt", "old", mode="create")

@@ -8,6 +8,7 @@ see marked (``\\r\\n`` noted or marked with ``␍``, a missing final newline sho
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -30,6 +31,25 @@ __all__ = [
 CR_MARK: Final = "␍"
 #: Shown after a last line that has no newline.
 NO_FINAL_NEWLINE: Final = "\\ No newline at end of file"
+
+
+_PREFIX_CACHE_LIMIT: Final = 100_000
+_prefix_cache: list[str] = [""]  # index n holds the prefix of line n
+
+
+def _prefixes(first: int, count: int) -> list[str]:
+    """``"<n right-aligned to 6><tab>"`` for lines ``first`` .. ``first + count - 1``.
+
+    Cached for the first lines: numbering is the bulk of a read's cost otherwise.
+    """
+    end = first + count
+    cache = _prefix_cache
+    if end <= len(cache):
+        return cache[first:end]
+    if end <= _PREFIX_CACHE_LIMIT:
+        cache.extend(f"{n:>6}\t" for n in range(len(cache), max(end, 2 * len(cache))))
+        return cache[first:end]
+    return [f"{n:>6}\t" for n in range(first, end)]
 
 
 def number_lines(content: str, first_line: int) -> tuple[str, str]:
@@ -62,7 +82,7 @@ def number_lines(content: str, first_line: int) -> tuple[str, str]:
                 f"Mixed line endings: lines shown ending in {CR_MARK} end with \\r\\n, the "
                 "others with \\n."
             )
-    rows = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, first_line))
+    rows = "\n".join(map(operator.add, _prefixes(first_line, len(lines)), lines))
     if not final_newline:
         rows += "\n" + NO_FINAL_NEWLINE
     return note, rows
