@@ -72,12 +72,17 @@ def measure_process(
     warmup: int = 1,
     env: Mapping[str, str] | None = None,
 ) -> Sample:
-    """Time whole runs of the process ``argv`` (start to exit); a non-zero exit raises."""
+    """Time whole runs of the process ``argv`` (start to exit); a non-zero exit raises.
+
+    Bytecode caching is switched back on (``PYTHONDONTWRITEBYTECODE`` removed) unless ``env``
+    is given: these sandboxes set it, which makes every run compile its imports from source —
+    a cost no installed program pays — and the warm-up run then writes the caches once.
+    """
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
     def once() -> None:
-        subprocess.run(
-            list(argv), check=True, stdout=subprocess.DEVNULL, env=dict(env) if env else None
-        )
+        subprocess.run(list(argv), check=True, stdout=subprocess.DEVNULL, env=dict(env))
 
     return measure(once, repeats=repeats, warmup=warmup)
 

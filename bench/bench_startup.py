@@ -5,6 +5,7 @@ from __future__ import annotations
 from _harness import Result, interpreter, measure_process, result
 
 SUITE = "startup"
+API_IMPORT = "from haversack import Prompt, MarkdownSection, Tool, ToolExecutor, Session"
 
 
 def run(quick: bool) -> list[Result]:
@@ -21,6 +22,13 @@ def run(quick: bool) -> list[Result]:
             measure_process([python, "-c", "import haversack"], repeats=repeats),
             floor=floor,
             max_ratio=4,
-            notes="pydantic and pluggy must not be imported here",
+            notes="names load on first use (PEP 562): pydantic and pluggy are not imported",
+        ),
+        result(
+            SUITE,
+            f"python -c '{API_IMPORT}'",
+            measure_process([python, "-c", API_IMPORT], repeats=repeats),
+            floor=floor,
+            notes="the model and runtime a program uses (no target in the issue; reported)",
         ),
     ]

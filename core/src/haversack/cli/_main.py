@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "check": "haversack.cli.check",
     "serve": "haversack.cli.serve",
     "demo": "haversack.cli.demo",
+    "new-pack": "haversack.cli.new_pack",
 }
 
 #: Exit status for usage and composition errors (1 means "ran, but the answer is no").
