@@ -136,8 +136,10 @@ class _VfsTools:
         window = fs.read(p, offset=offset) if offset else fs.read(p)
         content = window.content
         total = window.total_lines
-        if count_lines(content) > limit:
+        remaining = total - offset  # lines in the window read (it runs to the end)
+        if remaining > limit:
             content = fs.read(p, offset=offset, limit=limit).content
+            remaining = limit
         if total == 0:
             return ToolResult.ok(ReadFileResult(shown, "", 0, 0, 0), f"{shown} is empty (0 lines).")
         if offset >= total:
@@ -146,8 +148,9 @@ class _VfsTools:
                 f"end; use an offset from 0 to {total - 1}.",
                 path=p,
             )
-        content, exact = self._fit(content, notes)
-        lines = count_lines(content)
+        fitted, exact = self._fit(content, notes)
+        lines = remaining if fitted is content else count_lines(fitted)
+        content = fitted
         first, last = offset + 1, offset + lines
         message = f"{shown}: lines {first}-{last} of {total}"
         if notes:
