@@ -8,8 +8,6 @@ import sys
 
 import pytest
 
-from haversack._packs import _discovery
-from haversack._packs._testing import FakeSite
 from haversack.cli import COMMANDS, main
 
 PACK = """
@@ -32,28 +30,6 @@ echo = Tool[EchoParams, None](name="echo", description="Echo text back.", handle
 def register_sections(register):
     register(MarkdownSection(title="Echo", key="echo", template="Use ${tool:echo}.", tools=[echo]))
 """
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    root = tmp_path / "site"
-    root.mkdir()
-    for var in (
-        "HAVERSACK_PACKS",
-        "HAVERSACK_DISABLE",
-        "HAVERSACK_STRICT",
-        "HAVERSACK_TRACE",
-        "HAVERSACK_DEBUG",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(_discovery, "search_path", [str(root)])
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.chdir(tmp_path)
-    before = set(sys.modules)
-    yield FakeSite(root)
-    for mod in set(sys.modules) - before:
-        if mod.startswith("hvt_"):
-            del sys.modules[mod]
 
 
 def run(capsys, *argv):

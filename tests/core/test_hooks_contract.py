@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from haversack import MarkdownSection, hookspecs
 from haversack._packs import _discovery, compose, discover
 from haversack._packs._contrib import HOOKS
 from haversack._packs._manager import new_manager
-from haversack._packs._testing import FakeSite
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = sorted(new_manager().hook.__dict__.items())
@@ -41,22 +39,6 @@ def test_every_hook_is_exercised_by_a_test(name):
 
 def test_hookimpl_marker_is_the_projects():
     assert hookspecs.hookimpl.project_name == hookspecs.PROJECT == _discovery.GROUP
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    root = tmp_path / "site"
-    root.mkdir()
-    for var in ("HAVERSACK_PACKS", "HAVERSACK_DISABLE", "HAVERSACK_STRICT", "HAVERSACK_TRACE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(_discovery, "search_path", [str(root)])
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.chdir(tmp_path)
-    before = set(sys.modules)
-    yield FakeSite(root)
-    for mod in set(sys.modules) - before:
-        if mod.startswith("hvt_"):
-            del sys.modules[mod]
 
 
 DOC_EXAMPLE = """

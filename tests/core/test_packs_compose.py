@@ -7,12 +7,9 @@ import sys
 import pytest
 
 from haversack import MarkdownSection, NameConflictError, Tool, ToolResult
-from haversack._packs import _discovery, compose, discover
-from haversack._packs._testing import FakeSite
+from haversack._packs import compose, discover
 from haversack._resources import Binding, ResourceRegistry
 from haversack.errors import PackConfigError, PackLoadError, PromptValidationError
-
-ENV = ("HAVERSACK_PACKS", "HAVERSACK_DISABLE", "HAVERSACK_STRICT", "HAVERSACK_TRACE")
 
 HEADER = """
 from dataclasses import dataclass
@@ -51,22 +48,6 @@ def register_sections(register):
     ))
 """
 )
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    root = tmp_path / "site"
-    root.mkdir()
-    for var in ENV:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(_discovery, "search_path", [str(root)])
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.chdir(tmp_path)
-    before = set(sys.modules)
-    yield FakeSite(root)
-    for name in set(sys.modules) - before:
-        if name.startswith("hvt_"):
-            del sys.modules[name]
 
 
 def _ok(params, *, context):

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from haversack._packs import _discovery, compose, discover
+from haversack._packs import compose, discover
 from haversack._packs._config import find_config_file, load_config
-from haversack._packs._testing import FakeSite
 from haversack.errors import PackConfigError
-
-ENV = ("HAVERSACK_PACKS", "HAVERSACK_DISABLE", "HAVERSACK_STRICT", "HAVERSACK_TRACE")
 
 CONFIGURED = """
 from dataclasses import dataclass
@@ -41,22 +36,6 @@ from haversack.hookspecs import hookimpl
 def register_tools(register, config):
     assert config is None
 """
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    root = tmp_path / "site"
-    root.mkdir()
-    for var in ENV:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(_discovery, "search_path", [str(root)])
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.chdir(tmp_path)
-    before = set(sys.modules)
-    yield FakeSite(root)
-    for name in set(sys.modules) - before:
-        if name.startswith("hvt_"):
-            del sys.modules[name]
 
 
 def text(**kwargs) -> str:

@@ -8,10 +8,7 @@ import pytest
 
 from haversack._packs import _compat, _discovery, discover
 from haversack._packs._compose import run
-from haversack._packs._testing import FakeSite
 from haversack.errors import PackConfigError, PackLoadError
-
-ENV = ("HAVERSACK_PACKS", "HAVERSACK_DISABLE", "HAVERSACK_STRICT", "HAVERSACK_TRACE")
 
 RECORDING = """
 from pathlib import Path
@@ -22,22 +19,6 @@ from haversack.hookspecs import hookimpl
 def register_tools(register):
     pass
 """
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    root = tmp_path / "site"
-    root.mkdir()
-    for var in ENV:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(_discovery, "search_path", [str(root)])
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.chdir(tmp_path)
-    before = set(sys.modules)
-    yield FakeSite(root)
-    for name in set(sys.modules) - before:
-        if name.startswith("hvt_"):
-            del sys.modules[name]
 
 
 def test_discover_lists_without_importing(site, tmp_path):

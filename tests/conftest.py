@@ -1,0 +1,43 @@
+"""Fixtures shared across the test packages."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from haversack._packs import _discovery
+from haversack._packs._testing import FakeSite
+
+#: Environment variables that select packs or change how they load.
+HAVERSACK_ENV = (
+    "HAVERSACK_PACKS",
+    "HAVERSACK_DISABLE",
+    "HAVERSACK_STRICT",
+    "HAVERSACK_TRACE",
+    "HAVERSACK_DEBUG",
+)
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
+    """A folder of fake installed packs: discovery sees only what the test adds to it.
+
+    The folder is importable, the selection variables are unset, the working directory is
+    the test's own (no project config file applies), and the fake packs' modules (named
+    ``hvt_*`` by convention) are forgotten afterwards.
+    """
+    root = tmp_path / "site"
+    root.mkdir()
+    for var in HAVERSACK_ENV:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(_discovery, "search_path", [str(root)])
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.chdir(tmp_path)
+    before = set(sys.modules)
+    yield FakeSite(root)
+    for name in set(sys.modules) - before:
+        if name.startswith("hvt_"):
+            del sys.modules[name]
