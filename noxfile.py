@@ -78,8 +78,12 @@ _expose_pyenv_pythons()
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The test suite (``pytest -n auto``); extra arguments go to pytest."""
-    session.install(*PACKAGES, *nox.project.dependency_groups(PYPROJECT, "test"))
+    """The test suite (``pytest -n auto``); extra arguments go to pytest.
+
+    ``./dev test`` runs it on the versions after the first with ``-m "not podman"``.
+    """
+    # ruff too: the scaffold test checks that a new pack is ruff clean, and skips without it.
+    session.install(*PACKAGES, *nox.project.dependency_groups(PYPROJECT, "test", "lint"))
     session.run("pytest", "-n", "auto", *session.posargs)
 
 
