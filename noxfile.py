@@ -84,7 +84,12 @@ def tests(session: nox.Session) -> None:
     """
     # ruff too: the scaffold test checks that a new pack is ruff clean, and skips without it.
     session.install(*PACKAGES, *nox.project.dependency_groups(PYPROJECT, "test", "lint"))
-    session.run("pytest", "-n", "auto", *session.posargs)
+    # Set by ./dev test, which deselects the podman tests here, when it passes arguments (they
+    # may select only podman tests): "no tests collected" (exit 5) is then not a failure.
+    allow_empty = os.environ.get("HAVERSACK_NOX_ALLOW_NO_TESTS") == "1"
+    session.run(
+        "pytest", "-n", "auto", *session.posargs, success_codes=[0, 5] if allow_empty else [0]
+    )
 
 
 @nox.session(python=PYTHONS[0])
