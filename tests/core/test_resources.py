@@ -87,6 +87,11 @@ def test_binding_defaults_and_validation():
         Binding(Config, lambda r: Config(), Scope.TOOL_CALL, prebuilt=True)
 
 
+def test_binding_can_be_subscripted():
+    binding = Binding[Config](Config, lambda r: Config())
+    assert binding == Binding(Config, binding.factory)
+
+
 def test_binding_instance_checks_type_and_is_equal_for_the_same_object():
     config = Config()
     assert Binding.instance(Config, config) == Binding.instance(Config, config)

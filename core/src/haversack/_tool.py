@@ -49,8 +49,8 @@ class ToolAnnotations:
     open_world: bool | None = None
 
 
-# No slots=True: on Python 3.11 the frozen __setattr__ of a slotted generic dataclass breaks
-# ``ToolExample[P, R](...)`` (typing's __orig_class__ assignment raises TypeError).
+# No slots=True: on Python 3.11 and 3.12 the frozen __setattr__ of a slotted generic dataclass
+# breaks ``ToolExample[P, R](...)`` (typing's __orig_class__ assignment raises TypeError).
 @dataclass(frozen=True)
 class ToolExample(Generic[ParamsT, ResultT]):
     """A worked call: ``input`` must be the tool's params, ``output`` its result value."""

@@ -54,7 +54,9 @@ class _Constant:
         return f"instance {type(self.value).__qualname__} at {id(self.value):#x}"
 
 
-@dataclass(frozen=True, slots=True)
+# No slots=True: on Python 3.11 and 3.12 the frozen __setattr__ of a slotted generic dataclass
+# breaks ``Binding[T](...)`` (typing's __orig_class__ assignment raises TypeError).
+@dataclass(frozen=True)
 class Binding(Generic[T]):
     """How to get the resource of type ``provides``: ``factory(resolver)`` under ``scope``.
 
