@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from haversack.errors import HaversackError
+from haversack.errors import FilesystemError, HaversackError
 
-__all__ = ["SandboxError", "SandboxImageMissingError", "SandboxUnavailableError"]
+__all__ = [
+    "SandboxError",
+    "SandboxImageMissingError",
+    "SandboxUnavailableError",
+    "WorkspaceEscapeError",
+]
 
 
 class SandboxError(HaversackError):
@@ -17,3 +22,7 @@ class SandboxUnavailableError(SandboxError):
 
 class SandboxImageMissingError(SandboxUnavailableError):
     """The configured image is not in the local store (images are never pulled)."""
+
+
+class WorkspaceEscapeError(FilesystemError):
+    """A path resolves (through a symbolic link) to somewhere outside the workspace."""

@@ -1,0 +1,64 @@
+"""``podman_section``: what the sandbox is, its limits, and its two tools."""
+
+from __future__ import annotations
+
+from haversack import MarkdownSection
+
+from ._config import SandboxConfig, parse_bytes
+from ._tools import podman_tools
+
+__all__ = ["SECTION_KEY", "podman_section"]
+
+#: The Podman section's key in a composed prompt.
+SECTION_KEY = "podman"
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} bytes"
+
+
+def _template(cfg: SandboxConfig) -> str:
+    network = (
+        "no network (loopback only)" if cfg.network == "none" else f"network mode `{cfg.network}`"
+    )
+    root = "a read-only root filesystem" if cfg.read_only else "a writable root filesystem"
+    return "\n".join(
+        [
+            "You can run commands in an isolated Linux sandbox container with "
+            "${tool:shell_execute} (a `/bin/sh -c` command line; busybox tools) and Python "
+            "programs with ${tool:evaluate_python} (python3, standard library only).",
+            "",
+            "- `/workspace` in the container is the same workspace the file tools edit: a "
+            "file written with the file tools is there for the shell, and files commands "
+            "create are visible to the file tools. Commands start in `/workspace`.",
+            f"- The container has {network}, runs as a non-root user "
+            f"(`{cfg.user}`) without capabilities, and has {root}: only `/workspace` and a "
+            f"{_size(parse_bytes(cfg.tmpfs_size))} temporary `/tmp` are "
+            "writable. Nothing can be installed from the internet.",
+            f"- Limits: {_size(cfg.memory_bytes)} of memory, {cfg.cpus:g} CPU, "
+            f"{cfg.pids_limit} processes; each call times out after "
+            f"{cfg.default_timeout_s:g} s by default (at most {cfg.max_timeout_s:g} s with "
+            f"timeout); stdout and stderr keep the first {_size(cfg.output_limit_bytes)} each. "
+            "A timed-out command is killed with everything it started; background processes "
+            "do not outlive their call.",
+            "- A call that exits non-zero or times out fails: you still see its exit code "
+            "and output, but every change it made to `/workspace` is rolled back. Commands "
+            "that are expected to fail (such as `grep` finding nothing) should end in "
+            "`|| true` if their changes must be kept.",
+        ]
+    )
+
+
+def podman_section(config: SandboxConfig | None = None) -> MarkdownSection[None]:
+    """The ``podman`` section for ``config`` (defaults when ``None``), carrying
+    ``shell_execute`` and ``evaluate_python``."""
+    cfg = config if config is not None else SandboxConfig()
+    return MarkdownSection[None](
+        title="Sandbox",
+        key=SECTION_KEY,
+        template=_template(cfg),
+        tools=podman_tools(cfg),
+    )

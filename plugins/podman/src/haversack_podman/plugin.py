@@ -1,0 +1,39 @@
+"""Hook implementations of the Podman pack (entry point ``podman``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import haversack
+
+# The same marker as ``haversack.hookimpl``; imported by name because the lazy attribute is
+# typed Any, which mypy --strict rejects as an untyped decorator.
+from haversack.hookspecs import hookimpl
+
+from ._config import SandboxConfig
+from ._resources import sandbox_bindings
+from ._section import podman_section
+
+
+@hookimpl
+def config_type() -> type[SandboxConfig]:
+    """The pack's options: image, limits, timeouts, network and workspace location."""
+    return SandboxConfig
+
+
+@hookimpl
+def register_sections(
+    register: Callable[[haversack.Section[Any]], None], config: SandboxConfig | None
+) -> None:
+    """Register the ``podman`` section (guidance and the two sandbox tools)."""
+    register(podman_section(config))
+
+
+@hookimpl
+def register_resources(
+    register: Callable[[haversack.Binding[Any]], None], config: SandboxConfig | None
+) -> None:
+    """Bind the session's ``Sandbox`` and its workspace as the ``Filesystem``."""
+    for binding in sandbox_bindings(config):
+        register(binding)
