@@ -24,6 +24,10 @@ def parse(tp: type[T], data: str | bytes | Mapping[str, Any]) -> T:
     fields rejected. Raises :class:`ToolValidationError` whose message names each bad field
     by its path (``steps.0.title``) and whose ``field_path`` is the first one.
     """
+    if type(data) is dict:
+        fast = _fast_parse(tp, data)
+        if fast is not _NO_FAST:
+            return fast  # type: ignore[no-any-return]
     if isinstance(data, Mapping):
         try:
             text: str | bytes = json.dumps(data, allow_nan=False)
@@ -33,12 +37,104 @@ def parse(tp: type[T], data: str | bytes | Mapping[str, Any]) -> T:
         text = data
     else:
         raise ToolValidationError(f"Arguments must be a JSON object, got {type(data).__name__}.")
-    from pydantic_core import ValidationError
-
     try:
         return validator_for(tp).validate_json(text, strict=True)  # type: ignore[no-any-return]
-    except ValidationError as exc:
+    except Exception as exc:
+        if not _is_validation_error(exc):
+            raise
         raise _translate(exc, tp) from None
+
+
+def _is_validation_error(exc: Exception) -> bool:
+    # Imported on the error path only: an import statement on every call costs measurably.
+    from pydantic_core import ValidationError
+
+    return isinstance(exc, ValidationError)
+
+
+# --------------------------------------------------------------------------- mapping fast path
+# A decoded mapping used to go through json.dumps + validate_json(strict=True). For the common
+# flat params dataclass (fields of type str, int, bool, optionally nullable, with or without a
+# default) and a plain dict whose values already have exactly those types, that round trip is
+# an identity: the JSON text decodes back to the same values. Then pydantic's Python validator
+# builds the same instance without the round trip (lax mode only so that it accepts a dict for
+# the dataclass; every value already has the exact type, so there is nothing to coerce). Any
+# other shape, any value of another type and any validation failure take the JSON path, so
+# accepted inputs, values and error messages are exactly the JSON path's.
+
+_NO_FAST = object()
+_INT_LIMIT = 1 << 63  # far below the int-to-str digit limit json.dumps would hit
+_BASE_KINDS: dict[str, type] = {"str": str, "int": int, "bool": bool}
+_FIELD_KEYS = frozenset({"type", "name", "schema", "init", "kw_only", "metadata"})
+_CONFIG_KEYS = frozenset({"extra_fields_behavior", "title"})
+_fast_kinds: dict[type[Any], dict[str, tuple[type, ...]] | None] = {}
+
+
+def _fast_parse(tp: type[Any], data: dict[Any, Any]) -> Any:
+    try:
+        kinds = _fast_kinds[tp]
+    except KeyError:
+        kinds = _fast_kinds[tp] = _kinds_of(tp)
+    except TypeError:  # an unhashable "type": the JSON path reports it
+        return _NO_FAST
+    if kinds is None:
+        return _NO_FAST
+    for key, value in data.items():
+        allowed = kinds.get(key) if type(key) is str else None
+        kind = type(value)
+        if allowed is None or kind not in allowed:
+            return _NO_FAST
+        if kind is str:
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:  # lone surrogates: not valid JSON once dumped
+                    return _NO_FAST
+        elif kind is int and not -_INT_LIMIT < value < _INT_LIMIT:
+            return _NO_FAST
+    try:
+        return validator_for(tp).validate_python(data, strict=False)
+    except Exception:  # noqa: BLE001 - the JSON path gives the exact error (or value)
+        return _NO_FAST
+
+
+def _kinds_of(tp: type[Any]) -> dict[str, tuple[type, ...]] | None:
+    """Per field, the exact value types the fast path accepts; ``None`` if not eligible."""
+    from ._core import core_schema_for
+
+    try:
+        schema = core_schema_for(tp)
+    except Exception:  # noqa: BLE001 - not a params type we can inspect: use the JSON path
+        return None
+    if schema.get("type") != "dataclass" or not set(schema.get("config", {})) <= _CONFIG_KEYS:
+        return None
+    args = schema.get("schema", {})
+    if (
+        args.get("type") != "dataclass-args"
+        or args.get("collect_init_only")
+        or args.get("computed_fields")
+        or args.get("extra_behavior") != "forbid"
+    ):
+        return None
+    kinds: dict[str, tuple[type, ...]] = {}
+    for fld in args.get("fields", ()):
+        if not set(fld) <= _FIELD_KEYS or fld.get("type") != "dataclass-field":
+            return None
+        if fld.get("init") is not True:
+            return None
+        node = fld["schema"]
+        if node.get("type") == "default":
+            if set(node) != {"type", "schema", "default"}:
+                return None
+            node = node["schema"]
+        allowed: tuple[type, ...] = ()
+        if node.get("type") == "nullable" and set(node) == {"type", "schema"}:
+            allowed = (type(None),)
+            node = node["schema"]
+        if set(node) != {"type"} or node["type"] not in _BASE_KINDS:
+            return None
+        kinds[fld["name"]] = (_BASE_KINDS[node["type"]], *allowed)
+    return kinds
 
 
 def _translate(exc: Any, tp: type[Any]) -> ToolValidationError:
