@@ -187,9 +187,11 @@ _SANDBOX: Final = Act(
         ),
         Step(
             "shell_execute",
-            {"command": "echo half-written > build.log && exit 3"},
-            "A command writes a file, then exits 3: the call fails and is rolled back.",
+            {"command": "echo half-written > build.log && echo 'build failed' >&2 && exit 3"},
+            "A command writes a file, then exits 3: the call fails (its exit code and output "
+            "are still shown) and is rolled back.",
             expect=("failed", "error"),
+            contains=("exit code 3", "build failed"),
         ),
         Step(
             "ls",

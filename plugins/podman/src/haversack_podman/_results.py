@@ -12,8 +12,8 @@ __all__ = ["CommandResult"]
 def _block(name: str, text: str) -> str:
     if not text:
         return f"{name}: (empty)"
-    ending = "" if text.endswith("\n") else "\n"
-    return f"{name}:\n{text}{ending}"
+    # One final newline is implied by the layout; the value keeps the exact text.
+    return f"{name}:\n{text.removesuffix(chr(10))}"
 
 
 @dataclass(frozen=True, slots=True)
