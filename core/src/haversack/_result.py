@@ -66,7 +66,13 @@ def render_value(value: object) -> str:
         return str(render())
     if isinstance(value, Sequence) and value and all(_has_render(item) for item in value):
         return "\n".join(str(item.render()) for item in value)
-    return json.dumps(_jsonable(value), ensure_ascii=False, separators=(",", ":"))
+    return _ENCODE(_jsonable(value))
+
+
+# One encoder for every call: json.dumps with non-default options builds a new one each time.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# Per dataclass type, its field names (dataclasses.fields() rebuilds a tuple on every call).
+_field_names: dict[type, tuple[str, ...]] = {}
 
 
 def _has_render(item: object) -> bool:
@@ -74,15 +80,21 @@ def _has_render(item: object) -> bool:
 
 
 def _jsonable(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
     # Plain dataclasses of plain fields are the common case and need no pydantic import.
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    names = _field_names.get(kind)
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _field_names[kind] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
         out = {}
-        for field in dataclasses.fields(value):
-            item = getattr(value, field.name)
+        for name in names:
+            item = getattr(value, name)
             if item is not None:
-                out[field.name] = _jsonable(item)
+                out[name] = _jsonable(item)
         return out
-    if isinstance(value, str | int | float | bool) or value is None:
+    if isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, list | tuple):
         return [_jsonable(item) for item in value]
