@@ -149,7 +149,7 @@ class Harness:
             result = self.executor.execute(tool, arguments)
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # noqa: BLE001 - an escaping exception is the finding
+        except BaseException as exc:
             figure.problem(f"{where}: raised {type(exc).__name__}: {exc}")
             self.reset()
             return None

@@ -128,10 +128,7 @@ EXTREME_NUMBERS: tuple[Any, ...] = (
 def nested(depth: int, *, kind: str = "mixed") -> Any:
     value: Any = "leaf"
     for level in range(depth):
-        if kind == "list" or (kind == "mixed" and level % 2):
-            value = [value]
-        else:
-            value = {"d": value}
+        value = [value] if kind == "list" or (kind == "mixed" and level % 2) else {"d": value}
     return value
 
 
@@ -139,8 +136,10 @@ def json_values() -> st.SearchStrategy[Any]:
     """Any JSON value, small."""
     return st.recursive(
         st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-        lambda children: st.lists(children, max_size=4)
-        | st.dictionaries(st.text(max_size=8), children, max_size=4),
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.dictionaries(st.text(max_size=8), children, max_size=4)
+        ),
         max_leaves=12,
     )
 
@@ -156,8 +155,9 @@ def hostile_strings(known_paths: tuple[str, ...] = ()) -> st.SearchStrategy[str]
         st.text(st.characters(categories=["Cc", "Cs", "Cf", "Zl", "Zp", "Co"]), max_size=40),
         st.integers(10_000, 300_000).map(lambda n: "x" * n),
         st.integers(1_000, 20_000).map(lambda n: "line\n" * n),
-        st.lists(st.sampled_from(["..", ".", "a", "%2e%2e", "\uff0e\uff0e", "\\", ""]), max_size=12)
-        .map("/".join),
+        st.lists(
+            st.sampled_from(["..", ".", "a", "%2e%2e", "\uff0e\uff0e", "\\", ""]), max_size=12
+        ).map("/".join),
         *((st.sampled_from(known_paths),) if known_paths else ()),
     )
 
@@ -248,8 +248,18 @@ def hostile_call(
         field = draw(st.sampled_from(sorted(properties) or ["path"]))
         escape = draw(
             st.sampled_from(
-                ["\\ud800", "\\udfff", "\\ud800\\ud800", "\\udc00x", "\\u0000", "\\x41", "\\u12",
-                 "\\", "\\uZZZZ", "\\ud83d\\ude00"]
+                [
+                    "\\ud800",
+                    "\\udfff",
+                    "\\ud800\\ud800",
+                    "\\udc00x",
+                    "\\u0000",
+                    "\\x41",
+                    "\\u12",
+                    "\\",
+                    "\\uZZZZ",
+                    "\\ud83d\\ude00",
+                ]
             )
         )
         return (f"JSON escape {escape} in {field!r}", f'{{"{field}": "a{escape}b"}}', False)

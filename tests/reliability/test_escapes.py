@@ -125,8 +125,25 @@ def test_vfs_tool_path_attacks(host: dict[str, Any], figure) -> None:
     fig.assert_clean()
 
 
-_SEGMENTS = ["..", ".", "%2e%2e", "\uff0e\uff0e", "\u2024\u2024", "..\\", "\\", "", "proj",
-             "link_dir", "link_root", "link_file", "canary.txt", "etc", "\x00", "/", "~"]
+_SEGMENTS = [
+    "..",
+    ".",
+    "%2e%2e",
+    "\uff0e\uff0e",
+    "\u2024\u2024",
+    "..\\",
+    "\\",
+    "",
+    "proj",
+    "link_dir",
+    "link_root",
+    "link_file",
+    "canary.txt",
+    "etc",
+    "\x00",
+    "/",
+    "~",
+]
 
 
 def test_vfs_generated_path_attacks(host: dict[str, Any], figure) -> None:
@@ -197,12 +214,11 @@ def test_host_mount_attacks(host: dict[str, Any], figure) -> None:
             fig.case()
             fs = InMemoryFilesystem()
             try:
-                load_host_mounts(
-                    fs, [HostMount(host_path=attack, mount_path=mount_path)], allowed_roots=[str(root)]
-                )
+                mount = HostMount(host_path=attack, mount_path=mount_path)
+                load_host_mounts(fs, [mount], allowed_roots=[str(root)])
             except (HaversackError, ValueError):
                 continue  # refused: fine
-            except Exception as exc:  # noqa: BLE001 - an unexpected exception is a finding
+            except Exception as exc:
                 fig.problem(f"mount {attack!r} -> {mount_path!r}: {type(exc).__name__}: {exc}")
                 continue
             for path, text in _contents(fs).items():
@@ -225,8 +241,9 @@ def test_canary_detects_a_read(tmp_path: Path) -> None:
     canary = Canary.plant(tmp_path)
     assert canary.intact() == []
     canary.path.read_bytes()
-    assert canary.intact() == (["canary " + str(canary.path) + " was read (atime moved)"]
-                               if canary.atime_armed else [])
+    assert canary.intact() == (
+        ["canary " + str(canary.path) + " was read (atime moved)"] if canary.atime_armed else []
+    )
     assert canary.intact() == []
     canary.path.write_text("changed")
     assert any("changed" in p for p in canary.intact())
