@@ -19,11 +19,47 @@ __all__ = ["PolicyState", "ValueSet", "add_policy_value", "policy_values", "set_
 _BITS = 5
 _MASK = (1 << _BITS) - 1
 _HASH_BITS = 64
+_HASH_MASK = (1 << _HASH_BITS) - 1
 _EMPTY_NODE: tuple[Any, ...] = (None,) * (1 << _BITS)
 
 
 def _hash(value: str) -> int:
-    return hash(value) & ((1 << _HASH_BITS) - 1)
+    return hash(value) & _HASH_MASK
+
+
+def _add_root(root: tuple[Any, ...], value: str, h: int) -> tuple[Any, ...]:
+    """``_add(root, value, h, 0)`` without recursion on the common path (same result)."""
+    path: list[tuple[tuple[Any, ...], int]] = []
+    node = root
+    shift = 0
+    while True:
+        index = (h >> shift) & _MASK
+        slot = node[index]
+        if slot is None:
+            new: Any = value
+            break
+        kind = type(slot)
+        if kind is tuple:
+            path.append((node, index))
+            node = slot
+            shift += _BITS
+            continue
+        new = _add(node, value, h, shift)  # a value or bucket here: the rare cases
+        if new is node:
+            return root
+        index = -1
+        break
+    if index >= 0:
+        copy = list(node)  # list, set, tuple: fewer allocations than slicing and concatenating
+        copy[index] = new
+        node = tuple(copy)
+    else:
+        node = new
+    for parent, at in reversed(path):
+        copy = list(parent)
+        copy[at] = node
+        node = tuple(copy)
+    return node
 
 
 def _add(node: tuple[Any, ...], value: str, h: int, shift: int) -> tuple[Any, ...]:
@@ -84,7 +120,7 @@ class ValueSet(Set[str]):
         """This set with ``value`` (``self`` when it is already there)."""
         if not isinstance(value, str):
             raise TypeError(f"Policy state holds strings, got {type(value).__name__}.")
-        root = _add(self._root, value, _hash(value), 0)
+        root = _add_root(self._root, value, _hash(value))
         if root is self._root:
             return self
         grown = ValueSet.__new__(ValueSet)
@@ -137,7 +173,7 @@ class PolicyState:
 
 def policy_values(session: Session, policy: str) -> ValueSet:
     """What ``policy`` has recorded in ``session`` so far."""
-    for state in session[PolicyState].all():
+    for state in session._items(PolicyState):
         if state.policy == policy:
             return state.values
     return _NO_VALUES
@@ -145,15 +181,18 @@ def policy_values(session: Session, policy: str) -> ValueSet:
 
 def add_policy_value(session: Session, policy: str, value: str) -> None:
     """Record ``value`` for ``policy`` in ``session`` (O(log n); nothing if already there)."""
-    states = session[PolicyState]
-    current = states.all()
+    # session._items / _seed: seed() without building a Slice and a Replace on every call.
+    current = session._items(PolicyState)
     for index, state in enumerate(current):
         if state.policy == policy:
             grown = state.values.add(value)
             if grown is not state.values:
-                states.seed((*current[:index], PolicyState(policy, grown), *current[index + 1 :]))
+                session._seed(
+                    PolicyState,
+                    (*current[:index], PolicyState(policy, grown), *current[index + 1 :]),
+                )
             return
-    states.seed((*current, PolicyState(policy, _NO_VALUES.add(value))))
+    session._seed(PolicyState, (*current, PolicyState(policy, _NO_VALUES.add(value))))
 
 
 def set_policy_values(session: Session, policy: str, values: Iterable[str]) -> None:

@@ -160,6 +160,22 @@ class Session:
         self._policies[slice_type] = policy
         self._chains[slice_type] = EMPTY
 
+    def _items(self, slice_type: type[T]) -> tuple[T, ...]:
+        """``self[slice_type].all()`` without building a :class:`Slice` (a hot path)."""
+        chain = self._chains.get(slice_type)
+        return self[slice_type].all() if chain is None else chain.items()
+
+    def _seed(self, slice_type: type[T], items: tuple[T, ...]) -> None:
+        """``self[slice_type].seed(items)`` for a tuple, without the Slice and Replace objects."""
+        if slice_type not in self._policies:
+            self[slice_type]
+        with self._lock:
+            if self._reducing:
+                self._guard(f"{_name(slice_type)}.seed()")
+            for item in items:
+                _check_item(item, slice_type, "seed")
+            self._chains[slice_type] = Chain.of(items)
+
     def _change(self, slice_type: type, op: object, action: str) -> None:
         with self._lock:
             if self._reducing:  # checked first: formatting the message on every append costs
