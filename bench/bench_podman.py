@@ -20,9 +20,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from haversack_podman import BUSYBOX_IMAGE, Sandbox, SandboxConfig, get_service, podman_env
+from haversack_podman import (
+    BUSYBOX_IMAGE,
+    HostFilesystem,
+    Sandbox,
+    SandboxConfig,
+    get_service,
+    podman_env,
+)
 from haversack_podman._snapshot import WorkspaceSnapshotter
 from haversack_podman._snapshot_copytree import CopyTreeSnapshotter
+from haversack_podman._workspace import chown_tree
 
 N_FILES = 1000
 
@@ -42,41 +50,131 @@ def _times(fn: Callable[[], object], repeats: int, warmup: int = 1) -> Times:
 
 
 # ---------------------------------------------------------------------- containers
+def _interleaved(
+    fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 2
+) -> dict[str, Times]:
+    """Time several workloads round-robin, so drift on a shared machine hits them alike."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    out: dict[str, Times] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            out[name].append(time.perf_counter() - start)
+    return out
+
+
+def _executor(workspace_root: Path) -> Any:
+    """A ToolExecutor over the vfs and podman packs (busybox image)."""
+    import haversack
+
+    prompt = haversack.compose(
+        ns="bench",
+        key="podman",
+        packs=["vfs", "podman"],
+        config={"podman": {"image": BUSYBOX_IMAGE, "workspace_root": str(workspace_root)}},
+        strict=True,
+    )
+    return haversack.ToolExecutor(prompt.render(), session=haversack.Session())
+
+
+def _checked(executor: Any, command: str, *, success: bool = True) -> Callable[[], object]:
+    def call() -> object:
+        result = executor.execute("shell_execute", {"command": command})
+        if result.success is not success:
+            raise RuntimeError(f"shell_execute({command!r}): {result.render()}")
+        return result
+
+    return call
+
+
 def exec_figures(quick: bool) -> dict[str, Times]:
-    """Median ms: Sandbox.exec(true), podman-py exec_run(true), CLI podman exec true,
-    container create+start, and close (container and workspace removal)."""
+    """Seconds per run: shell_execute("true") through the ToolExecutor, Sandbox.exec(true),
+    podman-py exec_run(true) and CLI podman exec true (interleaved), the same tool call and
+    the workspace snapshot/restore with 1,000 files, container create+start and close."""
+    import haversack
+
     repeats = 10 if quick else 40
     service = get_service(None)
     data: dict[str, Times] = {"podman_service_ready": [service.startup_s]}
     config = SandboxConfig(image=BUSYBOX_IMAGE)
-    with Sandbox(config) as sandbox:
-        sandbox.start()
-        data["sandbox_exec_true"] = _times(lambda: sandbox.exec(["true"]), repeats)
-        data["sandbox_exec_cat_1KiB_stdin"] = _times(
-            lambda: sandbox.exec(["cat"], stdin="x" * 1024), repeats
-        )
+    with tempfile.TemporaryDirectory() as tmp, _executor(Path(tmp)) as executor:
+        sandbox = executor.resources.get(Sandbox)
+        fs = executor.resources.get(haversack.Filesystem)
+        assert isinstance(fs, HostFilesystem)
+        tool_true = _checked(executor, "true")
+        tool_true()  # starts the container
         container = service.client.containers.get(sandbox.container_id)
-        data["podman_py_exec_run_true"] = _times(
-            lambda: container.exec_run(["true"], demux=True, user="1000:1000"), repeats
-        )
         env = podman_env()
         cli = [shutil.which("podman") or "podman", "exec", sandbox.name, "true"]
-        data["cli_podman_exec_true"] = _times(
-            lambda: subprocess.run(cli, env=env, check=True, capture_output=True), repeats
+
+        def raw() -> object:
+            return container.exec_run(["true"], demux=True, user="1000:1000")
+
+        data.update(
+            _interleaved(
+                {
+                    "tool_shell_execute_true": tool_true,
+                    "sandbox_exec_true": lambda: sandbox.exec(["true"]),
+                    "podman_py_exec_run_true": raw,
+                    "cli_podman_exec_true": lambda: subprocess.run(
+                        cli, env=env, check=True, capture_output=True
+                    ),
+                },
+                repeats,
+            )
+        )
+        data["sandbox_exec_cat_1KiB_stdin"] = _times(
+            lambda: sandbox.exec(["cat"], stdin="x" * 1024), repeats
         )
         data["sandbox_exec_timeout_1s"] = _times(
             lambda: sandbox.exec("sleep 30 & sleep 30", timeout_s=1), 3 if quick else 5, 0
         )
 
+        # The same call with 1,000 files in the workspace: the executor snapshots it first.
+        workspace = sandbox.workspace
+        _populate(workspace)
+        chown_tree(workspace, config.uid, config.gid)
+        time.sleep(0.05)  # past the snapshotter's racy window, as a real workspace would be
+        data.update(
+            _interleaved(
+                {
+                    "tool_shell_execute_true_1000_files": tool_true,
+                    "podman_py_exec_run_true_1000_files": raw,
+                },
+                repeats,
+            )
+        )
+        data["hostfs_snapshot_1000_files"] = _times(fs.snapshot, repeats)
+        restores: Times = []
+        for i in range(3 if quick else 10):
+            snap = fs.snapshot()
+            _mutate(workspace, i)
+            start = time.perf_counter()
+            fs.restore(snap)
+            restores.append(time.perf_counter() - start)
+        data["hostfs_restore_1000_files"] = restores
+        failing = _checked(
+            executor,
+            "for d in 0 1 2 3 4 5 6 7 8 9; do echo x >> dir0$d/file000.txt; done; "
+            "rm dir00/file001.txt; touch new.txt; exit 1",
+            success=False,
+        )
+        data["tool_shell_execute_failing_rolled_back_1000_files"] = _times(
+            failing, 5 if quick else 20
+        )
+
     starts: list[float] = []
     closes: list[float] = []
     for _ in range(3 if quick else 10):
-        sandbox = Sandbox(config)
+        box = Sandbox(config)
         t0 = time.perf_counter()
-        sandbox.start()
+        box.start()
         starts.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        sandbox.close()
+        box.close()
         closes.append(time.perf_counter() - t0)
     data["container_create_start"] = starts
     data["sandbox_close"] = closes
@@ -196,6 +294,8 @@ def figures(quick: bool) -> dict[str, Any]:
 
 SUITE = "podman"
 _FLOORS = {
+    "tool_shell_execute_true": ("podman_py_exec_run_true", 1.15),
+    "tool_shell_execute_true_1000_files": ("podman_py_exec_run_true_1000_files", 1.15),
     "sandbox_exec_true": ("podman_py_exec_run_true", 1.5),
     "snapshot_manifest_next": ("snapshot_copytree_next", 1.0),
     "snapshot_manifest_restore": ("snapshot_copytree_restore", 1.0),
@@ -204,7 +304,7 @@ _FLOORS = {
 
 def run(quick: bool) -> list[Any]:
     """Harness entry point: one ``Result`` per figure."""
-    from _harness import Result, Sample, result  # type: ignore[import-not-found]
+    from _harness import Result, Sample, result
 
     data = figures(quick)
     out = []
