@@ -269,7 +269,8 @@ class ToolCallScope:
         frame = self._frame
         assert frame is not None
         self._resources._local.frame = None
-        _close_all(frame.owned, "ending a tool call", quiet=exc_type is not None)
+        if frame.owned:
+            _close_all(frame.owned, "ending a tool call", quiet=exc_type is not None)
 
 
 def _close_all(owned: list[object], during: str, *, quiet: bool) -> None:

@@ -101,6 +101,8 @@ class Session:
         self._reducers: dict[type, list[tuple[type, Reducer[Any, Any]]]] = {}
         self._subscribers: dict[type | None, list[_Subscription]] = {}
         self._reducing = False
+        # The STATE slice types, for snapshot(); rebuilt when a slice is created.
+        self._state_types: tuple[type, ...] = ()
 
     @property
     def session_id(self) -> str:
@@ -159,6 +161,8 @@ class Session:
             )
         self._policies[slice_type] = policy
         self._chains[slice_type] = EMPTY
+        if policy is SlicePolicy.STATE:
+            self._state_types = (*self._state_types, slice_type)
 
     def _items(self, slice_type: type[T]) -> tuple[T, ...]:
         """``self[slice_type].all()`` without building a :class:`Slice` (a hot path)."""
@@ -327,11 +331,8 @@ class Session:
     def snapshot(self) -> SessionSnapshot:
         """Capture every ``STATE`` slice; O(number of slice types), independent of history."""
         with self._lock:
-            state = {
-                tp: self._chains[tp]
-                for tp, policy in self._policies.items()
-                if policy is SlicePolicy.STATE
-            }
+            chains = self._chains
+            state = {tp: chains[tp] for tp in self._state_types}
         return SessionSnapshot(self._token, self._id, state)
 
     def restore(self, snapshot: SessionSnapshot) -> None:
@@ -351,9 +352,9 @@ class Session:
             )
         with self._lock:
             self._guard("restore()")
-            for tp, policy in self._policies.items():
-                if policy is SlicePolicy.STATE:
-                    self._chains[tp] = snapshot._slices.get(tp, EMPTY)
+            saved = snapshot._slices
+            for tp in self._state_types:
+                self._chains[tp] = saved.get(tp, EMPTY)
 
     def __iter__(self) -> Iterator[type]:
         return iter(self.slice_types)
