@@ -16,7 +16,7 @@ class Canary:
 
     path: Path
     secret: str
-    stat: tuple[int, int, int]
+    stat: tuple[int, int, int, int, int, int]
     #: Whether this filesystem moves atime on a read (relatime/strictatime), checked on a probe.
     atime_armed: bool = True
 
@@ -42,6 +42,8 @@ class Canary:
         now = _stat(self.path)  # before reading it ourselves, which moves the atime
         if now[:2] != self.stat[:2]:
             problems.append(f"canary {self.path} size/mtime changed: {self.stat} -> {now}")
+        if now[3:] != self.stat[3:]:
+            problems.append(f"canary {self.path} mode/owner changed: {self.stat} -> {now}")
         if self.atime_armed and now[2] != self.stat[2]:
             problems.append(f"canary {self.path} was read (atime moved)")
         if self.path.read_text(encoding="utf-8") != self.secret + "\n":
@@ -54,9 +56,10 @@ class Canary:
         return self.secret in text or self.secret[7:] in text
 
 
-def _stat(path: Path) -> tuple[int, int, int]:
+def _stat(path: Path) -> tuple[int, int, int, int, int, int]:
+    """size, mtime, atime, mode, uid, gid."""
     st = path.stat()
-    return (st.st_size, st.st_mtime_ns, st.st_atime_ns)
+    return (st.st_size, st.st_mtime_ns, st.st_atime_ns, st.st_mode, st.st_uid, st.st_gid)
 
 
 def tree(root: Path, *, skip: tuple[Path, ...] = ()) -> dict[str, tuple[str, int, int]]:

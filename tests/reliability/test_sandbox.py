@@ -1,0 +1,338 @@
+"""The Podman sandbox under attack (real Podman, ``@pytest.mark.podman``).
+
+- hostile arguments for the sandbox tools (``shell_execute``, ``evaluate_python``), a small
+  budget, with the same checks as every other tool;
+- path escapes against the sandbox workspace, which the VFS tools then reach on the host
+  disk (``HostFilesystem``): symlinks planted in the workspace and in host mounts, and the
+  path corpus; a canary outside must stay unread and untouched;
+- abuse: fork bomb, memory hog, disk filler, runaway loop, network, writes outside
+  /workspace: each contained, reported with a message, and the next command works;
+- leaks: after a run in a child process, no container (by the pack's label), no service
+  process, no workspace or snapshot directory is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from haversack import serde
+from haversack.testing import bad_arguments, compose_packs
+
+from ._canary import Canary, tree
+from ._harness import Harness, budget
+from ._hostile import GLOB_ATTACKS, PATH_ATTACKS, hostile_call
+from .test_escapes import PATH_FIELDS
+
+pytestmark = pytest.mark.podman
+
+SANDBOX_TOOLS = ("shell_execute", "evaluate_python")
+
+
+def _sandbox_config(tmp_path: Path, **extra: Any) -> dict[str, Any]:
+    root = tmp_path / "workspaces"
+    root.mkdir(exist_ok=True)
+    return {
+        "workspace_root": str(root),
+        "memory": "256m",
+        "pids_limit": 64,
+        "tmpfs_size": "16m",
+        "default_timeout_s": 10.0,
+        "max_timeout_s": 10.0,
+        **extra,
+    }
+
+
+def _harness(tmp_path: Path, **extra: Any) -> Harness:
+    config = {"podman": _sandbox_config(tmp_path, **extra)}
+    h = Harness(compose_packs(["planning", "vfs", "podman"], config=config))
+    h.ok("write_file", {"path": "notes/a.txt", "content": "alpha\n"})
+    h.ok("read_file", {"path": "notes/a.txt"})
+    h.mark_baseline()
+    return h
+
+
+@pytest.mark.parametrize("tool_name", SANDBOX_TOOLS)
+def test_sandbox_tool_hostile_arguments(
+    tool_name: str, podman_service: Any, tmp_path: Path, figure
+) -> None:
+    fig = figure("hostile-arguments", f"{tool_name} (podman)")
+    h = _harness(tmp_path)
+    try:
+        tool = h.rendered.tool(tool_name)
+        assert tool is not None
+        schema = serde.schema(tool.params_type)
+        for case in bad_arguments(schema):
+            h.hostile(fig, tool_name, case.arguments, case.label, must_fail=case.must_fail)
+
+        @settings(
+            max_examples=budget(8, 150),
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(call=hostile_call(schema, True, ("notes", "notes/a.txt")))
+        def fuzz(call: tuple[str, Any, bool]) -> None:
+            label, arguments, must_fail = call
+            if isinstance(arguments, dict) and "timeout" in arguments:
+                arguments = {**arguments, "timeout": 3}  # keep the budget small: 3 s at most
+            h.hostile(fig, tool_name, arguments, label, must_fail=must_fail)
+
+        fuzz()
+        fig.case()
+        after = h.executor.execute("shell_execute", {"command": "echo still-alive"})
+        fig.check("still-alive" in after.render(), f"sandbox unusable after: {after.render()}")
+    finally:
+        h.close()
+    fig.assert_clean()
+
+
+def test_sandbox_workspace_escapes(podman_service: Any, tmp_path: Path, figure) -> None:
+    fig = figure("escapes", "sandbox workspace (host disk)")
+    canary = Canary.plant(tmp_path / "outside")
+    mount = tmp_path / "mount"
+    mount.mkdir()
+    (mount / "ok.txt").write_text("fine\n")
+    (mount / "link_file").symlink_to(canary.path)
+    (mount / "link_dir").symlink_to(canary.path.parent)
+    (mount / "link_root").symlink_to("/")
+    (tmp_path / "workspaces").mkdir()
+    outside_before = tree(tmp_path, skip=(tmp_path / "workspaces", mount))
+    h = _harness(tmp_path, mounts={str(mount): "proj"})
+    try:
+        workspace = Path(h.executor.resources.snapshottables()[0].root)  # type: ignore[attr-defined]
+        # Plant symlinks in the workspace from the host and from inside the sandbox.
+        (workspace / "host_link").symlink_to(canary.path)
+        (workspace / "host_dir_link").symlink_to(canary.path.parent)
+        (workspace / "host_root_link").symlink_to("/")
+        planted = h.executor.execute(
+            "shell_execute",
+            {
+                "command": f"ln -s {canary.path} in_link; ln -s / in_root; "
+                f"ln -s {canary.path.parent} in_dir; ls -la"
+            },
+        )
+        fig.check(planted.success, f"could not plant symlinks in the sandbox: {planted.render()}")
+        copied_links = {}
+        for name in ("proj/link_file", "proj/link_dir", "proj/link_root"):
+            fig.case()
+            path = workspace / name
+            if path.is_symlink():  # copied as a link: never follow it here (that is a read)
+                copied_links[name] = os.readlink(path)
+                continue
+            text = path.read_text() if path.is_file() else ""
+            fig.check(not canary.leaked_in(text), f"mount copied the canary into {name}")
+        fig.note("mount symlinks copied as symlinks", copied_links)
+        h.mark_baseline()
+        links = [
+            "host_link",
+            "host_dir_link/canary.txt",
+            "host_root_link/etc/passwd",
+            "in_link",
+            "in_dir/canary.txt",
+            "in_root" + str(canary.path),
+            "proj/link_file",
+            "proj/link_dir/canary.txt",
+            "host_dir_link",
+            "in_dir",
+        ]
+        corpus = [
+            *PATH_ATTACKS,
+            str(canary.path),
+            str(canary.path.parent),
+            *links,
+            *(f"/workspace/{x}" for x in links),
+        ]
+        for tool, fields in PATH_FIELDS.items():
+            for field, rest in fields:
+                for attack in corpus + (list(GLOB_ATTACKS) if field != "path" else []):
+                    result = h.hostile(fig, tool, {**rest, field: attack}, "a path attack")
+                    if result is not None:
+                        fig.check(
+                            not canary.leaked_in(result.render()),
+                            f"{tool} {field}={attack!r}: canary text in the result",
+                        )
+        # The shell itself: host paths do not exist in the container; cwd attacks refused.
+        for command in (
+            f"cat {canary.path}",
+            "cat in_link",
+            "cat host_link",
+            "cat in_dir/canary.txt",
+            f"ls {canary.path.parent}",
+        ):
+            result = h.hostile(fig, "shell_execute", {"command": command}, "a host read")
+            if result is not None:
+                fig.check(not canary.leaked_in(result.render()), f"{command!r} read the canary")
+        for cwd in (
+            "..",
+            "../..",
+            "/",
+            "/etc",
+            "host_dir_link",
+            "in_dir",
+            "in_root",
+            "%2e%2e",
+            "\uff0e\uff0e",
+            str(canary.path.parent),
+        ):
+            result = h.hostile(fig, "shell_execute", {"command": "pwd; ls", "cwd": cwd}, "cwd")
+            if result is not None and result.success:
+                fig.check("/workspace" in result.render(), f"cwd {cwd!r} left /workspace")
+                fig.check(not canary.leaked_in(result.render()), f"cwd {cwd!r} listed the canary")
+    finally:
+        h.close()
+    fig.problems.extend(canary.intact())
+    after = tree(tmp_path, skip=(tmp_path / "workspaces", mount))
+    fig.check(after == outside_before, f"files changed outside: {set(after) ^ set(outside_before)}")
+    fig.assert_clean()
+
+
+ABUSE: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("fork bomb (background)", "shell_execute", {"command": "f(){ f | f & }; f", "timeout": 5}),
+    ("fork bomb", "shell_execute", {"command": "f(){ f | f; }; f", "timeout": 5}),
+    (
+        "memory hog",
+        "evaluate_python",
+        {"code": "x = []\nwhile True:\n    x.append(bytearray(16 * 1024 * 1024))", "timeout": 10},
+    ),
+    (
+        "disk filler in /tmp",
+        "shell_execute",
+        {"command": "dd if=/dev/zero of=/tmp/fill bs=1M count=1000", "timeout": 10},
+    ),
+    (
+        "disk filler in /workspace",
+        "shell_execute",
+        {"command": "head -c 100000000 /dev/zero > big.bin; ls -la big.bin", "timeout": 10},
+    ),
+    ("runaway loop", "shell_execute", {"command": "while :; do :; done", "timeout": 2}),
+    ("busy python", "evaluate_python", {"code": "while True:\n    pass", "timeout": 2}),
+    ("network: wget", "shell_execute", {"command": "wget -T 3 -q -O- http://1.1.1.1/"}),
+    (
+        "network: python socket",
+        "evaluate_python",
+        {"code": "import socket\nsocket.create_connection(('8.8.8.8', 53), timeout=3)"},
+    ),
+    ("network: DNS", "shell_execute", {"command": "nslookup example.com"}),
+    ("write /", "shell_execute", {"command": "echo pwned > /pwned-{tag}"}),
+    ("write /etc", "shell_execute", {"command": "echo pwned >> /etc/passwd; touch /etc/{tag}"}),
+    ("write /usr", "shell_execute", {"command": "mkdir -p /usr/{tag} && touch /usr/{tag}/x"}),
+    ("write via ..", "shell_execute", {"command": "touch /workspace/../{tag}"}),
+    ("background survivor", "shell_execute", {"command": "(sleep 1000 &) ; echo started"}),
+    ("kill init", "shell_execute", {"command": "kill -9 1; kill -9 -1; echo sent"}),
+)
+
+
+def test_sandbox_abuse(podman_service: Any, tmp_path: Path, figure) -> None:
+    fig = figure("sandbox-abuse", "abuse then next command")
+    tag = f"hvrel-{uuid.uuid4().hex[:8]}"
+    h = _harness(tmp_path)
+    results: dict[str, str] = {}
+    try:
+        for n, (label, tool, arguments) in enumerate(ABUSE):
+            args = {
+                k: v.replace("{tag}", tag) if isinstance(v, str) else v
+                for k, v in arguments.items()
+            }
+            result = h.hostile(fig, tool, args, label)
+            if result is None:
+                continue
+            text = result.render()
+            results[label] = text.splitlines()[0][:160] if text else ""
+            fig.check(bool(text.strip()), f"{label}: no message for the model")
+            if label.startswith(("network", "write")) or label in ("fork bomb", "memory hog"):
+                fig.check(not result.success, f"{label}: reported success: {text[:300]}")
+            fig.case()
+            nxt = h.executor.execute("shell_execute", {"command": f"echo next-{n}"})
+            fig.check(
+                nxt.success and f"next-{n}" in nxt.render(),
+                f"after {label}: the next command failed: {nxt.render()[:300]}",
+            )
+        fig.case()
+        ps = h.executor.execute("shell_execute", {"command": "ps -o pid,args"})
+        procs = [line for line in ps.render().splitlines() if line.strip()[:1].isdigit()]
+        fig.note("processes left in the sandbox", len(procs))
+        fig.check(len(procs) < 10, f"abuse left processes running: {procs[:10]}")
+    finally:
+        h.close()
+    for host_path in (Path("/") / f"pwned-{tag}", Path("/etc") / tag, Path("/usr") / tag):
+        fig.case()
+        fig.check(not host_path.exists(), f"{host_path} appeared on the host")
+    fig.note("first_lines", results)
+    fig.assert_clean()
+
+
+_LEAK_CHILD = textwrap.dedent(
+    """
+    import json, os, sys
+    from haversack import Session, ToolExecutor
+    from haversack.testing import compose_packs
+    from haversack_podman import shutdown_services
+    config = json.loads(sys.argv[1])
+    rendered = compose_packs(["vfs", "podman"], config={"podman": config}).render()
+    calls = 0
+    for s in range(int(sys.argv[2])):
+        with ToolExecutor(rendered, session=Session()) as ex:
+            for n in range(int(sys.argv[3])):
+                ex.execute("write_file", {"path": f"f{n}.txt", "content": "x"})
+                ex.execute("shell_execute", {"command": f"cat f{n}.txt; sleep 100 &"})
+                ex.execute("shell_execute", {"command": "exit 3"})
+                calls += 3
+    shutdown_services()
+    print(json.dumps({"pid": os.getpid(), "calls": calls}))
+    """
+)
+
+
+def test_sandbox_leaves_nothing(podman_service: Any, tmp_path: Path, figure) -> None:
+    from haversack_podman import PID_LABEL, podman_binary, podman_env
+    from haversack_podman._runtime_dir import runtime_dir, snapshots_dir
+
+    fig = figure("leaks", "sandbox: containers, services, directories")
+    config = _sandbox_config(tmp_path)
+    sessions, commands = budget(3, 10), budget(5, 40)
+    child = subprocess.run(
+        [sys.executable, "-c", _LEAK_CHILD, json.dumps(config), str(sessions), str(commands)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    out = json.loads(child.stdout.strip().splitlines()[-1])
+    pid = out["pid"]
+    fig.case(out["calls"])
+    fig.note("sessions", sessions)
+    fig.note("calls", out["calls"])
+    containers = subprocess.run(
+        [podman_binary(), "ps", "-aq", "--filter", f"label={PID_LABEL}={pid}"],
+        capture_output=True,
+        text=True,
+        env=podman_env(),
+        check=True,
+    ).stdout.split()
+    fig.check(not containers, f"containers left behind by pid {pid}: {containers}")
+    left = sorted(p.name for p in Path(config["workspace_root"]).iterdir())
+    fig.check(not left, f"workspace directories left: {left}")
+    snaps = sorted(p.name for p in snapshots_dir().iterdir() if p.name.startswith(f"{pid}-"))
+    fig.check(not snaps, f"snapshot directories left: {snaps}")
+    services = sorted(p.name for p in runtime_dir().iterdir() if p.name.startswith(f"{pid}-"))
+    fig.check(not services, f"service directories left: {services}")
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"system\0service" in cmdline and f"/{pid}-service-".encode() in cmdline:
+                fig.problem(f"podman service process {proc.name} of pid {pid} still runs")
+    fig.assert_clean()
