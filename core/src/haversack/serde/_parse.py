@@ -31,7 +31,7 @@ def parse(tp: type[T], data: str | bytes | Mapping[str, Any]) -> T:
     if isinstance(data, Mapping):
         try:
             text: str | bytes = json.dumps(data, allow_nan=False)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
             raise ToolValidationError(f"Arguments are not JSON data: {exc}.") from exc
     elif isinstance(data, str | bytes):
         text = data
