@@ -139,3 +139,13 @@ def demo(session: nox.Session) -> None:
     """Run ``haversack demo`` from a fresh environment."""
     session.install(*PACKAGES)
     session.run("haversack", "demo", *session.posargs)
+
+
+@nox.session(python=PYTHONS[0])
+def reliability(session: nox.Session) -> None:
+    """The reliability suite at full budget; writes reliability/results and reliability.md.
+
+    ``-- --quick`` runs the CI budget instead; other arguments go to pytest.
+    """
+    session.install(*PACKAGES, *nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("python", "scripts/reliability.py", *session.posargs)

@@ -174,8 +174,8 @@ class Harness:
 def _preview(arguments: Any) -> str:
     try:
         text = arguments if isinstance(arguments, str) else json.dumps(arguments, default=repr)
-    except (TypeError, ValueError):
-        text = repr(arguments)
+    except (TypeError, ValueError, RecursionError):
+        text = f"<{type(arguments).__name__} too deep or odd to show>"
     if isinstance(text, bytes):
         text = repr(text)
     return text if len(text) <= 120 else f"{text[:100]}... ({len(text)} chars)"
