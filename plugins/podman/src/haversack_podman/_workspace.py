@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from haversack._paths import normalize_path
@@ -29,7 +29,11 @@ def chown_tree(path: Path, uid: int, gid: int) -> None:
 
 
 def create_workspace(parent: Path, name: str, uid: int, gid: int) -> Path:
-    """Create the empty workspace ``parent/name`` writable by ``uid:gid``."""
+    """Create the empty workspace ``parent/name`` writable by ``uid:gid``.
+
+    ``parent`` (the configured ``workspace_root``) is created when missing.
+    """
+    parent.mkdir(parents=True, exist_ok=True)
     path = parent / name
     path.mkdir(mode=0o755)
     if os.geteuid() == 0:
@@ -53,12 +57,43 @@ def copy_into_workspace(workspace: Path, mounts: Mapping[str, str], uid: int, gi
         rel = normalize_path(target)
         dest = workspace / rel if rel else workspace
         if src.is_dir():
-            shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+            shutil.copytree(
+                src, dest, symlinks=True, dirs_exist_ok=True, ignore=_links_leaving(src)
+            )
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest)
         top = workspace / rel.split("/", 1)[0] if rel else workspace
         chown_tree(top, uid, gid)
+
+
+def _links_leaving(root: Path) -> Callable[[str, list[str]], set[str]]:
+    """A ``copytree`` filter dropping symlinks that would lead out of the workspace.
+
+    Only relative links that resolve inside the copied tree are kept: an absolute link keeps
+    pointing at the host (even one aimed inside the mount), and a relative link leaving the
+    tree would lead out of the workspace once copied.
+    """
+    top = root.resolve()
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        dropped: set[str] = set()
+        for name in names:
+            link = Path(directory, name)
+            if not link.is_symlink():
+                continue
+            target = os.readlink(link)
+            resolved = link.parent.resolve() / target
+            if os.path.isabs(target) or not resolved.resolve().is_relative_to(top):
+                import logging  # a rare path: keep the pack's import light
+
+                logging.getLogger("haversack.podman").warning(
+                    "not copying symlink %s -> %s: it leads out of the mount", link, target
+                )
+                dropped.add(name)
+        return dropped
+
+    return ignore
 
 
 def remove_workspace(path: Path) -> None:
