@@ -42,7 +42,18 @@ def parse(tp: type[T], data: str | bytes | Mapping[str, Any]) -> T:
     except Exception as exc:
         if not _is_validation_error(exc):
             raise
+        if not isinstance(data, str | bytes) and _json_invalid(exc):
+            # json.dumps output is valid JSON except for the escape of a lone surrogate: the
+            # caller sent no JSON, so do not tell them their JSON is malformed.
+            raise ToolValidationError(
+                "Invalid arguments: a string value is not valid Unicode (it contains a lone "
+                "surrogate such as \\ud800); send text as proper UTF-8."
+            ) from None
         raise _translate(exc, tp) from None
+
+
+def _json_invalid(exc: Any) -> bool:
+    return any(error["type"] == "json_invalid" for error in exc.errors(include_url=False))
 
 
 def _is_validation_error(exc: Exception) -> bool:
