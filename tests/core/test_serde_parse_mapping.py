@@ -83,8 +83,6 @@ CASES: list[tuple[type[Any], Any]] = [
     (Flat, {"path": "a.txt", "count": 3, "flag": True, "limit": None, "note": "n"}),
     (Flat, {"path": "a.txt", "limit": 7}),
     (Flat, {"path": 'é \u2028 \x00 \U0001f600 \\ " \n\r\t' * 50}),
-    (Flat, {"path": "a\ud800b"}),  # lone surrogate: not valid JSON once dumped
-    (Flat, {"path": "\udc00"}),
     (Flat, {"path": "x", "count": 2**63 - 1}),
     (Flat, {"path": "x", "count": 2**63}),
     (Flat, {"path": "x", "count": -(2**63)}),
@@ -144,3 +142,14 @@ def test_flat_params_take_the_fast_path() -> None:
 @pytest.mark.parametrize("tp", [Defaults, Mixed])
 def test_other_shapes_keep_the_json_path(tp: type[Any]) -> None:
     assert _parse._kinds_of(tp) is None
+
+
+@pytest.mark.parametrize("text", ["a\ud800b", "\udc00"])
+def test_lone_surrogates_fail_on_both_paths(text: str) -> None:
+    # The mapping path words it as invalid Unicode (the caller sent no JSON text); the
+    # JSON path as malformed JSON. Both refuse, with no field to blame.
+    got = _outcome(Flat, {"path": text})
+    expected = _via_json(Flat, {"path": text})
+    assert got[0] == expected[0] == "error"
+    assert "not valid Unicode" in got[1][0]
+    assert "not valid JSON" in expected[1][0]
