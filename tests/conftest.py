@@ -21,6 +21,14 @@ HAVERSACK_ENV = (
 )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_discovery_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the tests' discovery caches (one file per fake site) out of the user's home."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HAVERSACK_CACHE_DIR", str(tmp_path_factory.mktemp("discovery-cache")))
+        yield
+
+
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
     """A folder of fake installed packs: discovery sees only what the test adds to it.

@@ -2,25 +2,36 @@
 
 from __future__ import annotations
 
-import functools
 import re
 
 from ._discovery import Candidate, normalize
 
-__all__ = ["core_version", "incompatibility", "requirement_on_core"]
+__all__ = ["core_version", "incompatibility", "prime_core_version", "requirement_on_core"]
 
 _CORE = "haversack"
 
 
-@functools.cache
+_known: list[str] = []
+
+
 def core_version() -> str:
     """The installed version of the ``haversack`` distribution."""
+    if _known:
+        return _known[0]
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version(_CORE)
+        found = version(_CORE)
     except PackageNotFoundError:  # running from a source tree without metadata
-        return "0+unknown"
+        found = "0+unknown"
+    _known[:] = [found]
+    return found
+
+
+def prime_core_version(version: str) -> None:
+    """Take the core version from the discovery cache (its key covers the core's install)."""
+    if not _known:
+        _known.append(version)
 
 
 def requirement_on_core(candidate: Candidate) -> str:
@@ -29,6 +40,8 @@ def requirement_on_core(candidate: Candidate) -> str:
     Parsed with a small pattern rather than ``packaging.requirements`` (whose import costs
     more than the whole scan); markers, rare here, are evaluated with ``packaging.markers``.
     """
+    if candidate.core_spec is not None:
+        return candidate.core_spec
     for line in candidate.requires:
         match = _REQUIREMENT.match(line)
         if match is None or normalize(match["name"]) != _CORE:
@@ -57,6 +70,8 @@ def _marker_applies(marker: str) -> bool:
 
 def incompatibility(candidate: Candidate) -> str:
     """Why the pack cannot run on this core (both versions named), or ``""`` if it can."""
+    if candidate.verdict is not None:
+        return candidate.verdict
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 

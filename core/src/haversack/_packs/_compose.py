@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from haversack.errors import NameConflictError, PackConfigError, PackError, PackLoadError
 
+from ._cache import scan
 from ._compat import core_version, incompatibility, requirement_on_core
 from ._config import FileConfig, PackOptions, load_config, split_options
 from ._conflicts import CALLER, check_internal, find_conflicts, loose_section_key, resolve_bindings
 from ._contrib import Contribution, collect
-from ._discovery import Candidate, normalize, scan
+from ._discovery import Candidate, normalize
 from ._rename import all_tools, apply_names
 from ._report import Conflict, PackInfo, PackReport, PackStatus
 from ._selection import Selection, env_flag
@@ -30,7 +30,12 @@ if TYPE_CHECKING:
 __all__ = ["Outcome", "compose", "discover", "run"]
 
 ENV_STRICT = "HAVERSACK_STRICT"
-_log = logging.getLogger("haversack.packs")
+
+
+def _warn(message: str, *args: object) -> None:
+    import logging  # only when there is something to say
+
+    logging.getLogger("haversack.packs").warning(message, *args)
 
 
 @dataclass(slots=True)
@@ -358,10 +363,10 @@ def compose(
         caller=caller,
     )
     for problem in outcome.report.problems:
-        _log.warning("haversack: %s", problem)
+        _warn("haversack: %s", problem)
     for info in outcome.report.packs:
         if info.status in ("broken", "incompatible"):
-            _log.warning("haversack: left out %s (%s): %s", info.label, info.status, info.reason)
+            _warn("haversack: left out %s (%s): %s", info.label, info.status, info.reason)
     raise_conflicts(outcome.report)
     prompt_sections: list[Section[Any]] = []
     prompt_policies: list[ToolPolicy] = []

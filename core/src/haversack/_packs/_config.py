@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import tomllib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,11 +66,21 @@ def find_config_file(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         candidate = folder / PYPROJECT
-        if candidate.is_file() and b"haversack" in candidate.read_bytes():
+        if candidate.is_file() and _MAY_CONFIGURE.search(candidate.read_bytes()):
             data = _read_toml(candidate)
             if isinstance(data.get("tool"), dict) and "haversack" in data["tool"]:
                 return candidate
     return None
+
+
+#: ``haversack`` where TOML allows it as a key (bare or quoted, ended by ``.``, ``=`` or a
+#: header's ``]``): only then can a pyproject.toml hold ``[tool.haversack]``, so only then is
+#: it parsed. ``["haversack>=0.1"]``, ``["haversack"]`` or ``"haversack._x"`` do not match.
+_MAY_CONFIGURE = re.compile(
+    rb"""(?:"haversack"|'haversack')\s*[.=]"""  # "haversack".packs = / "haversack" =
+    rb"""|\.\s*(?:"haversack"|'haversack')\s*\]"""  # [tool."haversack"]
+    rb"""|(?<![\w"'-])haversack(?![\w-])\s*[.=\]]"""  # bare: [tool.haversack], haversack =
+)
 
 
 def load_config(config_file: str | Path | None, *, search_from: Path | None = None) -> FileConfig:
@@ -93,6 +103,8 @@ def load_config(config_file: str | Path | None, *, search_from: Path | None = No
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a candidate file
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib.metadata import Distribution, EntryPoint, distributions
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["GROUP", "Candidate", "normalize", "scan"]
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution, EntryPoint
+
+__all__ = ["GROUP", "Candidate", "LightEntryPoint", "normalize", "scan"]
 
 #: The entry-point group of packs; the entry-point name is the pack name.
 GROUP = "haversack"
@@ -24,6 +26,39 @@ def normalize(name: str) -> str:
     return _NORMALIZE.sub("-", name).lower()
 
 
+class LightEntryPoint:
+    """An entry point rebuilt from the discovery cache, loadable without importlib.metadata."""
+
+    __slots__ = ("group", "name", "value")
+
+    def __init__(self, name: str, value: str, group: str) -> None:
+        self.name = name
+        self.value = value
+        self.group = group
+
+    def __repr__(self) -> str:
+        return f"LightEntryPoint(name={self.name!r}, value={self.value!r}, group={self.group!r})"
+
+    def load(self) -> Any:
+        """Import ``module`` and resolve ``:attr.path``, as ``EntryPoint.load`` does."""
+        import importlib
+
+        match = _ENTRY_POINT_VALUE.match(self.value)
+        if match is None:
+            raise ValueError(f"Malformed entry point value {self.value!r} for {self.name!r}")
+        obj: Any = importlib.import_module(match["module"])
+        for attr in (match["attr"] or "").split("."):
+            if attr:
+                obj = getattr(obj, attr)
+        return obj
+
+
+#: ``module[:attr.path] [extras]``, the pattern ``importlib.metadata.EntryPoint`` uses.
+_ENTRY_POINT_VALUE = re.compile(
+    r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A pack's entry point and the distribution that declares it (nothing imported yet)."""
@@ -33,7 +68,10 @@ class Candidate:
     distribution: str
     version: str
     requires: tuple[str, ...]
-    entry_point: EntryPoint
+    entry_point: EntryPoint | LightEntryPoint
+    #: Filled from the discovery cache: the requirement on the core and the verdict.
+    core_spec: str | None = None
+    verdict: str | None = None
 
     @property
     def label(self) -> str:
@@ -48,6 +86,8 @@ def scan() -> list[Candidate]:
     symlink) is taken once, the first one, as ``import`` would. Only the ``METADATA`` of
     distributions that declare a pack is read, and only its header.
     """
+    from importlib.metadata import distributions
+
     dists = distributions() if search_path is None else distributions(path=search_path)
     seen: set[str] = set()
     found: list[Candidate] = []
@@ -94,6 +134,8 @@ def _header(dist: Distribution) -> tuple[str, str, tuple[str, ...]]:
 
 def _header_lines(dist: Distribution) -> list[str]:
     # A wheel's METADATA can carry a long README after the header; read only the header.
+    from pathlib import Path
+
     folder = getattr(dist, "_path", None)
     if isinstance(folder, Path) and (folder / "METADATA").is_file():
         lines = []

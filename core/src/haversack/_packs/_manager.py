@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
@@ -70,6 +69,8 @@ def pending_errors(pm: pluggy.PluginManager) -> dict[str, str]:
         try:
             pm.check_pending()
         except pluggy.PluginValidationError as exc:
+            import difflib  # only for a typo's "did you mean"
+
             name = pm.get_name(exc.plugin) or repr(exc.plugin)
             bad = _unknown_hooks(pm, name)
             hints = []
