@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,8 +18,6 @@ if TYPE_CHECKING:
 __all__ = ["Resources", "ToolCallScope"]
 
 T = TypeVar("T")
-
-logger = logging.getLogger("haversack.resources")
 
 
 class _Frame:
@@ -289,6 +286,9 @@ def _close_all(owned: list[object], during: str, *, quiet: bool) -> None:
         return
     summary = "; ".join(f"{type(o).__qualname__}: {type(e).__qualname__}: {e}" for o, e in failures)
     if quiet:
+        import logging  # only when a close failed: keeps it off the import path
+
+        logger = logging.getLogger("haversack.resources")
         for failed, error in failures:
             logger.error(
                 "Closing %s failed while %s", type(failed).__qualname__, during, exc_info=error

@@ -29,17 +29,61 @@ COMMANDS: dict[str, str] = {
 EXIT_ERROR = 2
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with one sub-parser per entry of :data:`COMMANDS`."""
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, as wide as ``shutil.get_terminal_size()`` says, without shutil.
+
+    argparse makes one per added argument, and its default imports shutil (with bz2 and
+    lzma) to ask for the width.
+    """
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, _columns() - 2 if width is None else width
+        )
+
+
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with one sub-parser per entry of :data:`COMMANDS` (or just ``only``'s).
+
+    ``only`` is for a command line whose first word names the command: nothing can then
+    show the other commands (``--help`` after the command is the command's own), so their
+    modules are not imported.
+    """
     parser = argparse.ArgumentParser(
         prog="haversack",
         description="Inspect and use the tool packs installed in this environment.",
         epilog="Set HAVERSACK_DEBUG=1 for tracebacks and HAVERSACK_TRACE=1 to trace hook calls.",
+        formatter_class=_Formatter,
     )
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         module: ModuleType = importlib.import_module(module_name)
-        sub = subs.add_parser(name, help=module.HELP, description=module.HELP)
+        sub = subs.add_parser(
+            name, help=module.HELP, description=module.HELP, formatter_class=_Formatter
+        )
         add_common(sub)
         module.add_arguments(sub)
         sub.set_defaults(_run=module.run)
@@ -50,8 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 check/call failed, 2 error)."""
     from haversack.errors import HaversackError
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
+    args = parser.parse_args(words)
     try:
         status: int = args._run(args)
     except HaversackError as exc:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from haversack import Session
+from typing import TYPE_CHECKING
 
 from ._model import Plan
+
+if TYPE_CHECKING:
+    from haversack import Session
 
 __all__ = ["current_plan", "save_plan"]
 

@@ -1,27 +1,77 @@
-"""haversack-podman: a locked-down Podman sandbox (one long-lived container per session)."""
+"""haversack-podman: a locked-down Podman sandbox (one long-lived container per session).
+
+Names are imported on first use (PEP 562), so importing the entry-point module loads only
+what the hooks need.
+"""
 
 from __future__ import annotations
 
-from ._cleanup import CleanupReport, cleanup
-from ._config import BUSYBOX_IMAGE, PYTHON_IMAGE, SandboxConfig
-from ._containers_conf import containers_conf_text, podman_env, write_containers_conf
-from ._errors import (
-    SandboxError,
-    SandboxImageMissingError,
-    SandboxUnavailableError,
-    WorkspaceEscapeError,
-)
-from ._hostfs import DEFAULT_MAX_FILE_BYTES, HostFilesystem
-from ._images import IMAGE_LABEL, ImageBuild, build_images, image_exists
-from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
-from ._params import EvaluatePythonParams, ShellExecuteParams
-from ._resources import sandbox_bindings
-from ._results import CommandResult
-from ._sandbox import ExecResult, Sandbox
-from ._section import SECTION_KEY, podman_section
-from ._service import PodmanService, ensure_image, get_service, podman_binary, shutdown_services
-from ._snapshot import WorkspaceSnapshot, WorkspaceSnapshotter
-from ._tools import MAX_COMMAND_CHARS, MAX_STDIN_BYTES, TOOL_NAMES, podman_tools
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._cleanup import CleanupReport, cleanup
+    from ._config import BUSYBOX_IMAGE, PYTHON_IMAGE, SandboxConfig
+    from ._containers_conf import containers_conf_text, podman_env, write_containers_conf
+    from ._errors import (
+        SandboxError,
+        SandboxImageMissingError,
+        SandboxUnavailableError,
+        WorkspaceEscapeError,
+    )
+    from ._hostfs import DEFAULT_MAX_FILE_BYTES, HostFilesystem
+    from ._images import IMAGE_LABEL, ImageBuild, build_images, image_exists
+    from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
+    from ._params import EvaluatePythonParams, ShellExecuteParams
+    from ._resources import sandbox_bindings
+    from ._results import CommandResult
+    from ._sandbox import ExecResult, Sandbox
+    from ._section import SECTION_KEY, podman_section
+    from ._service import PodmanService, ensure_image, get_service, podman_binary, shutdown_services
+    from ._snapshot import WorkspaceSnapshot, WorkspaceSnapshotter
+    from ._tools import MAX_COMMAND_CHARS, MAX_STDIN_BYTES, TOOL_NAMES, podman_tools
+
+_EXPORTS: dict[str, str] = {
+    "BUSYBOX_IMAGE": "._config",
+    "CleanupReport": "._cleanup",
+    "CommandResult": "._results",
+    "DEFAULT_MAX_FILE_BYTES": "._hostfs",
+    "EvaluatePythonParams": "._params",
+    "ExecResult": "._sandbox",
+    "HostFilesystem": "._hostfs",
+    "IMAGE_LABEL": "._images",
+    "ImageBuild": "._images",
+    "MAX_COMMAND_CHARS": "._tools",
+    "MAX_STDIN_BYTES": "._tools",
+    "OWNER_LABEL": "._labels",
+    "PID_LABEL": "._labels",
+    "PYTHON_IMAGE": "._config",
+    "PodmanService": "._service",
+    "SANDBOX_LABEL": "._labels",
+    "SECTION_KEY": "._section",
+    "Sandbox": "._sandbox",
+    "SandboxConfig": "._config",
+    "SandboxError": "._errors",
+    "SandboxImageMissingError": "._errors",
+    "SandboxUnavailableError": "._errors",
+    "ShellExecuteParams": "._params",
+    "TOOL_NAMES": "._tools",
+    "WorkspaceEscapeError": "._errors",
+    "WorkspaceSnapshot": "._snapshot",
+    "WorkspaceSnapshotter": "._snapshot",
+    "build_images": "._images",
+    "cleanup": "._cleanup",
+    "containers_conf_text": "._containers_conf",
+    "ensure_image": "._service",
+    "get_service": "._service",
+    "image_exists": "._images",
+    "podman_binary": "._service",
+    "podman_env": "._containers_conf",
+    "podman_section": "._section",
+    "podman_tools": "._tools",
+    "sandbox_bindings": "._resources",
+    "shutdown_services": "._service",
+    "write_containers_conf": "._containers_conf",
+}
 
 __all__ = [
     "BUSYBOX_IMAGE",
@@ -65,3 +115,18 @@ __all__ = [
     "shutdown_services",
     "write_containers_conf",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module_name, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from haversack import Binding, Filesystem, ResourceResolver
 
 from ._config import SandboxConfig
-from ._hostfs import HostFilesystem
 from ._sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from ._hostfs import HostFilesystem
 
 __all__ = ["sandbox_bindings"]
 
@@ -29,6 +31,9 @@ class _SandboxFactory:
 
 
 def _workspace(resolver: ResourceResolver) -> HostFilesystem:
+    # Imported here: registering the bindings must not load the host filesystem (and vfs).
+    from ._hostfs import HostFilesystem
+
     sandbox = resolver.get(Sandbox)
     return HostFilesystem(sandbox.workspace, uid=sandbox.config.uid, gid=sandbox.config.gid)
 

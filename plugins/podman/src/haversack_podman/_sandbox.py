@@ -4,30 +4,28 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from haversack._paths import normalize_path
 from haversack.errors import PathNotFoundError, ToolValidationError
 
 from ._config import SandboxConfig
-from ._containers_conf import podman_env
 from ._errors import SandboxError
-from ._exec_stream import ExecStream
-from ._kill import container_procs, kill_group
 from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
 from ._output import CappedBuffer
-from ._runtime_dir import workspaces_dir
-from ._service import PodmanService, ensure_image, get_service, podman_binary
-from ._workspace import copy_into_workspace, create_workspace, remove_workspace
+
+if TYPE_CHECKING:
+    from ._service import PodmanService
+
+# The service, stream, workspace and process helpers (subprocess, sockets, tempfile) are
+# imported where they are used, so registering the pack's resources stays cheap.
 
 __all__ = ["ExecResult", "Sandbox"]
 
@@ -77,6 +75,11 @@ def _teardown(state: _State, service: PodmanService | None) -> None:
             except Exception:  # noqa: BLE001 - fall back to the CLI below
                 removed = False
         if not removed:
+            import subprocess
+
+            from ._containers_conf import podman_env
+            from ._service import podman_binary
+
             # At interpreter exit the private service may already be gone.
             subprocess.run(
                 [podman_binary(), "rm", "-f", "-t", "0", state.name],
@@ -84,6 +87,8 @@ def _teardown(state: _State, service: PodmanService | None) -> None:
                 env=podman_env(),
                 check=False,
             )
+    from ._workspace import remove_workspace
+
     remove_workspace(state.workspace)
 
 
@@ -112,6 +117,14 @@ class Sandbox:
     def __init__(
         self, config: SandboxConfig | None = None, *, service: PodmanService | None = None
     ) -> None:
+        # What the finalizer's teardown needs is imported now, not at interpreter exit.
+        import subprocess  # noqa: F401
+        import uuid  # uuid imports platform: not worth it before a sandbox is made
+
+        from . import _containers_conf, _service  # noqa: F401
+        from ._runtime_dir import workspaces_dir
+        from ._workspace import copy_into_workspace, create_workspace
+
         self.config = config or SandboxConfig()
         self.id = uuid.uuid4().hex
         self.name = f"haversack-{self.id[:16]}"
@@ -146,6 +159,8 @@ class Sandbox:
 
     def _svc(self) -> PodmanService:
         if self._service is None:
+            from ._service import get_service
+
             self._service = get_service(self.config.connection_url)
             # Re-arm the finalizer with the service so teardown can use the API.
             self._finalizer.detach()
@@ -202,6 +217,8 @@ class Sandbox:
             api = service.client.api
             response = api.post("/containers/create", data=json.dumps(self._spec()))
             if response.status_code >= 400:
+                from ._service import ensure_image
+
                 ensure_image(service, self.config.image)
                 raise SandboxError(
                     f"Creating sandbox container {self.name} failed: {response.text.strip()}"
@@ -227,6 +244,8 @@ class Sandbox:
         # The container's own processes (init and `sleep infinity`) survive every sweep.
         if not self._svc().local:
             return
+        from ._kill import container_procs
+
         self._init_pid = int(self._inspect()["State"]["Pid"])
         deadline = time.monotonic() + 2.0
         procs = container_procs(self._init_pid)
@@ -264,6 +283,8 @@ class Sandbox:
     # ------------------------------------------------------------------ processes
     def _sweep(self) -> None:
         """Kill every process the commands left in the container (local service only)."""
+        from ._kill import container_procs, kill_group
+
         for _ in range(20):
             leftovers = [p for p in container_procs(self._init_pid) if p not in self._baseline]
             groups = {g for g in map(_pgrp_of, leftovers) if g is not None}
@@ -342,6 +363,8 @@ class Sandbox:
         self, argv: list[str], rel: str, env_pairs: list[str], stdin: str | None, timeout: float
     ) -> ExecResult:
         service = self._svc()
+        import uuid
+
         token = uuid.uuid4().hex
         if not service.local:
             # Remote: record the process group so a second exec can kill it on timeout.
@@ -371,6 +394,8 @@ class Sandbox:
                 f"Podman could not create the exec session in {self.name}: {response.text.strip()}"
             )
         exec_id = str(response.json()["Id"])
+        from ._exec_stream import ExecStream
+
         out = CappedBuffer(self.config.output_limit_bytes)
         err = CappedBuffer(self.config.output_limit_bytes)
         stream = ExecStream(

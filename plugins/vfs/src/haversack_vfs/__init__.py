@@ -1,57 +1,114 @@
-"""haversack-vfs: an in-memory workspace with O(1) snapshots, grep, host mounts and file tools."""
+"""haversack-vfs: an in-memory workspace with O(1) snapshots, grep, host mounts and file tools.
+
+Names are imported on first use (PEP 562), so importing the entry-point module loads only
+what the hooks need.
+"""
 
 from __future__ import annotations
 
-from ._config import (
-    DEFAULT_MAX_GREP_LINE_CHARS,
-    DEFAULT_MAX_GREP_MATCHES,
-    DEFAULT_MAX_LIST_ENTRIES,
-    DEFAULT_MAX_READ_BYTES,
-    DEFAULT_MAX_READ_LINES,
-    DEFAULT_MAX_WRITE_BYTES,
-    VfsConfig,
-)
-from ._errors import InvalidArgumentError, InvalidPatternError
-from ._grep import GrepPattern, compile_grep_pattern, grep_texts
-from ._memory import (
-    DEFAULT_MAX_DIRECTORIES,
-    DEFAULT_MAX_FILE_BYTES,
-    DEFAULT_MAX_FILES,
-    DEFAULT_MAX_TOTAL_BYTES,
-    InMemoryFilesystem,
-)
-from ._mounts import (
-    DEFAULT_MOUNT_MAX_BYTES,
-    HostMount,
-    MountedTree,
-    MountReport,
-    SkippedFile,
-    load_host_mounts,
-)
-from ._params import (
-    EditFileParams,
-    GlobParams,
-    GrepParams,
-    ListParams,
-    ReadFileParams,
-    RemoveParams,
-    WriteFileParams,
-)
-from ._policy import READ_BEFORE_WRITE_POLICY, VfsReadBeforeWritePolicy
-from ._results import (
-    EditFileResult,
-    GlobResult,
-    GrepHit,
-    GrepResult,
-    ListEntry,
-    ListResult,
-    ReadFileResult,
-    RemoveResult,
-    WriteFileResult,
-)
-from ._section import SECTION_KEY, vfs_section
-from ._tools import TOOL_NAMES, vfs_tools
-from ._workspace import build_workspace, workspace_binding
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._config import (
+        DEFAULT_MAX_GREP_LINE_CHARS,
+        DEFAULT_MAX_GREP_MATCHES,
+        DEFAULT_MAX_LIST_ENTRIES,
+        DEFAULT_MAX_READ_BYTES,
+        DEFAULT_MAX_READ_LINES,
+        DEFAULT_MAX_WRITE_BYTES,
+        VfsConfig,
+    )
+    from ._errors import InvalidArgumentError, InvalidPatternError
+    from ._grep import GrepPattern, compile_grep_pattern, grep_texts
+    from ._memory import (
+        DEFAULT_MAX_DIRECTORIES,
+        DEFAULT_MAX_FILE_BYTES,
+        DEFAULT_MAX_FILES,
+        DEFAULT_MAX_TOTAL_BYTES,
+        InMemoryFilesystem,
+    )
+    from ._mounts import (
+        DEFAULT_MOUNT_MAX_BYTES,
+        HostMount,
+        MountedTree,
+        MountReport,
+        SkippedFile,
+        load_host_mounts,
+    )
+    from ._params import (
+        EditFileParams,
+        GlobParams,
+        GrepParams,
+        ListParams,
+        ReadFileParams,
+        RemoveParams,
+        WriteFileParams,
+    )
+    from ._policy import READ_BEFORE_WRITE_POLICY, VfsReadBeforeWritePolicy
+    from ._results import (
+        EditFileResult,
+        GlobResult,
+        GrepHit,
+        GrepResult,
+        ListEntry,
+        ListResult,
+        ReadFileResult,
+        RemoveResult,
+        WriteFileResult,
+    )
+    from ._section import SECTION_KEY, vfs_section
+    from ._tools import TOOL_NAMES, vfs_tools
+    from ._workspace import build_workspace, workspace_binding
+
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_MAX_DIRECTORIES": "._memory",
+    "DEFAULT_MAX_FILES": "._memory",
+    "DEFAULT_MAX_FILE_BYTES": "._memory",
+    "DEFAULT_MAX_GREP_LINE_CHARS": "._config",
+    "DEFAULT_MAX_GREP_MATCHES": "._config",
+    "DEFAULT_MAX_LIST_ENTRIES": "._config",
+    "DEFAULT_MAX_READ_BYTES": "._config",
+    "DEFAULT_MAX_READ_LINES": "._config",
+    "DEFAULT_MAX_TOTAL_BYTES": "._memory",
+    "DEFAULT_MAX_WRITE_BYTES": "._config",
+    "DEFAULT_MOUNT_MAX_BYTES": "._mounts",
+    "EditFileParams": "._params",
+    "EditFileResult": "._results",
+    "GlobParams": "._params",
+    "GlobResult": "._results",
+    "GrepHit": "._results",
+    "GrepParams": "._params",
+    "GrepPattern": "._grep",
+    "GrepResult": "._results",
+    "HostMount": "._mounts",
+    "InMemoryFilesystem": "._memory",
+    "InvalidArgumentError": "._errors",
+    "InvalidPatternError": "._errors",
+    "ListEntry": "._results",
+    "ListParams": "._params",
+    "ListResult": "._results",
+    "MountReport": "._mounts",
+    "MountedTree": "._mounts",
+    "READ_BEFORE_WRITE_POLICY": "._policy",
+    "ReadFileParams": "._params",
+    "ReadFileResult": "._results",
+    "RemoveParams": "._params",
+    "RemoveResult": "._results",
+    "SECTION_KEY": "._section",
+    "SkippedFile": "._mounts",
+    "TOOL_NAMES": "._tools",
+    "VfsConfig": "._config",
+    "VfsReadBeforeWritePolicy": "._policy",
+    "WriteFileParams": "._params",
+    "WriteFileResult": "._results",
+    "build_workspace": "._workspace",
+    "compile_grep_pattern": "._grep",
+    "grep_texts": "._grep",
+    "load_host_mounts": "._mounts",
+    "vfs_section": "._section",
+    "vfs_tools": "._tools",
+    "workspace_binding": "._workspace",
+}
 
 __all__ = [
     "DEFAULT_MAX_DIRECTORIES",
@@ -102,3 +159,18 @@ __all__ = [
     "vfs_tools",
     "workspace_binding",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module_name, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

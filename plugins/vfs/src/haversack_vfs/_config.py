@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from ._memory import (
+from ._limits import (
     DEFAULT_MAX_DIRECTORIES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,

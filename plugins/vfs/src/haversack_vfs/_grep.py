@@ -18,8 +18,6 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any, Final, Protocol
 
-import re2  # type: ignore[import-untyped]
-
 from haversack import GrepMatch, GrepResult
 
 from ._errors import InvalidArgumentError, InvalidPatternError
@@ -98,8 +96,15 @@ class GrepPattern:
         return f"GrepPattern({self.pattern!r})"
 
 
+def _re2() -> Any:
+    # Imported on the first grep: building the pack's tools must not load the engine.
+    import re2  # type: ignore[import-untyped]
+
+    return re2
+
+
 def _options() -> Any:
-    options = re2.Options()
+    options = _re2().Options()
     options.never_capture = True  # only whether a line matches: lets RE2 stay on its DFA
     options.never_nl = True
     options.log_errors = False  # errors go into the exception, not onto stderr
@@ -114,6 +119,7 @@ def compile_grep_pattern(pattern: str) -> GrepPattern:
     """
     if not isinstance(pattern, str):
         raise InvalidPatternError(f"The grep pattern must be a string, got {type(pattern)}.")
+    re2 = _re2()
     options = _options()
     try:
         line = re2.compile(pattern, options)

@@ -23,6 +23,12 @@ from haversack.errors import (
 
 from ._errors import InvalidArgumentError
 from ._grep import compile_grep_pattern, grep_texts
+from ._limits import (
+    DEFAULT_MAX_DIRECTORIES,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_TOTAL_BYTES,
+)
 from ._nodes import EMPTY_DIR, DirNode, FileNode, Node, State, child_path, parent_and_name
 from ._text import count_lines, line_window, utf8_size
 
@@ -33,15 +39,6 @@ __all__ = [
     "DEFAULT_MAX_TOTAL_BYTES",
     "InMemoryFilesystem",
 ]
-
-#: Largest single file, in UTF-8 bytes (16 MiB).
-DEFAULT_MAX_FILE_BYTES: Final = 16 * 1024 * 1024
-#: Largest total of all files, in UTF-8 bytes (256 MiB).
-DEFAULT_MAX_TOTAL_BYTES: Final = 256 * 1024 * 1024
-#: Most files the workspace holds.
-DEFAULT_MAX_FILES: Final = 50_000
-#: Most directories the workspace holds (the root not counted).
-DEFAULT_MAX_DIRECTORIES: Final = 20_000
 
 _WRITE_MODES: Final = ("create", "overwrite", "append")
 # A name starting or ending with whitespace could never be named again: normalisation strips

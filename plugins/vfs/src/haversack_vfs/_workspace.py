@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from haversack import Binding, Filesystem, ResourceResolver
 
 from ._config import VfsConfig
-from ._memory import InMemoryFilesystem
-from ._mounts import load_host_mounts
+
+if TYPE_CHECKING:
+    from ._memory import InMemoryFilesystem
 
 __all__ = ["build_workspace", "workspace_binding"]
 
@@ -20,6 +21,10 @@ def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem:
     (or missing) and :class:`~haversack.errors.FilesystemLimitError` for a mount over its
     byte budget.
     """
+    # Imported here: registering the binding must not load the filesystem (immutables, re2).
+    from ._memory import InMemoryFilesystem
+    from ._mounts import load_host_mounts
+
     cfg = config if config is not None else VfsConfig()
     fs = InMemoryFilesystem(
         max_file_bytes=cfg.max_file_bytes,
