@@ -7,6 +7,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from _harness import Result, interpreter, measure, measure_process, result
@@ -56,6 +57,13 @@ def _site(root: Path) -> list[str]:
     return names
 
 
+def _age(root: Path) -> None:
+    """Date the fake site back, as an install that is not being written to right now."""
+    then = time.time() - 600
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (then, then))
+
+
 def run(quick: bool) -> list[Result]:
     """Discovery vs a bare scan, compose with 50 packs, and ``haversack render`` vs python."""
     from importlib.metadata import entry_points
@@ -64,11 +72,16 @@ def run(quick: bool) -> list[Result]:
 
     repeats = 5 if quick else 30
     results: list[Result] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
+        root = Path(tmp) / "site"
+        root.mkdir()
         names = _site(root)
         sys.path.insert(0, str(root))
         importlib.invalidate_caches()
+        # The in-process figures are the scan's: the discovery cache is off for them.
+        saved = {k: os.environ.get(k) for k in ("HAVERSACK_NO_CACHE", "HAVERSACK_CACHE_DIR")}
+        os.environ["HAVERSACK_NO_CACHE"] = "1"
+        os.environ["HAVERSACK_CACHE_DIR"] = cache
         try:
             bare = measure(lambda: list(entry_points(group="haversack")), repeats=repeats)
             floor = ("entry_points(group='haversack') scan", bare)
@@ -94,12 +107,30 @@ def run(quick: bool) -> list[Result]:
                     notes=f"{N_PACKS * TOOLS_PER_PACK} tools; import cost paid once (warm-up)",
                 )
             )
+            _age(root)
+            del os.environ["HAVERSACK_NO_CACHE"]
+            results.append(
+                result(
+                    SUITE,
+                    "discover() with a warm discovery cache",
+                    measure(discover, repeats=repeats),
+                    floor=floor,
+                    notes="stats the path and reads one JSON file instead of scanning",
+                )
+            )
         finally:
             sys.path.remove(str(root))
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
         python = interpreter()
         # As installed: bytecode caches written (the warm-up run writes them).
         skip = ("HAVERSACK_", "PYTHONDONTWRITEBYTECODE")
         env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+        # A cache of our own: the warm-up run fills it, the measured runs hit it.
+        env["HAVERSACK_CACHE_DIR"] = cache
         if _real_packs_present():
             env["HAVERSACK_PACKS"] = ",".join(REAL)
             what = "the three real packs"
@@ -116,7 +147,19 @@ def run(quick: bool) -> list[Result]:
                 measure_process([python, "-m", "haversack", "render"], repeats=repeats, env=env),
                 floor=("python -c pass", base),
                 max_ratio=10,
-                notes=what,
+                notes=f"{what}; warm discovery cache",
+            )
+        )
+        cold_env = {**env, "HAVERSACK_NO_CACHE": "1"}
+        results.append(
+            result(
+                SUITE,
+                "haversack render, discovery cache off (cold)",
+                measure_process(
+                    [python, "-m", "haversack", "render"], repeats=repeats, env=cold_env
+                ),
+                floor=("python -c pass", base),
+                notes=f"{what}; every run scans and checks compatibility (a cache miss)",
             )
         )
     return results
