@@ -83,3 +83,25 @@ def test_remote_style_timeout_kills_from_inside(make_sandbox, podman_service):
         sandbox.close()
     finally:
         remote.client.close()
+
+
+def test_an_oom_kill_leaves_nothing_in_the_callers_working_directory(
+    podman_service, tmp_path, monkeypatch
+):
+    # conmon drops an "oom" marker in its cwd on an OOM kill; a service started from the
+    # caller's cwd used to leave that file in the user's project.
+    from haversack_podman import PYTHON_IMAGE, Sandbox, SandboxConfig
+    from haversack_podman._service import _start_private
+
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    service = _start_private()
+    try:
+        config = SandboxConfig(image=PYTHON_IMAGE, memory="128m", workspace_root=tmp_path)
+        with Sandbox(config, service=service) as sandbox:
+            killed = sandbox.exec(["python3", "-c", "x = bytearray(400 * 1024 * 1024)"])
+            assert killed.exit_code == 137
+    finally:
+        service.close()
+    assert sorted(p.name for p in project.iterdir()) == []

@@ -131,6 +131,9 @@ def _start_private() -> PodmanService:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            # conmon writes an ``oom`` marker into its working directory when a container is
+            # OOM-killed: that must land in our own folder, not in the caller's cwd.
+            cwd=private_dir,
             start_new_session=True,  # a Ctrl-C in the caller's terminal must not kill it first
         )
     service = PodmanService(url, process, private_dir, 0.0)
