@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from haversack import MarkdownSection, PolicyDecision, Prompt, Section, Tool, ToolResult
-from haversack.errors import PromptValidationError
+from haversack.errors import PromptRenderError, PromptValidationError
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,40 @@ def test_tool_reference_resolves_anywhere_in_the_tree() -> None:
         sections=[md("a", "Use ${tool:find}."), md("b", tools=[make_tool("find")])],
     )
     assert "Use find." in prompt.render().text
+
+
+@pytest.mark.parametrize("off", ["b", "parent"])
+def test_text_naming_a_tool_whose_section_is_off_does_not_render(off: str) -> None:
+    tools = md("b", tools=[make_tool("find")], enabled=off != "b")
+    prompt = Prompt(
+        ns="t",
+        key="p",
+        sections=[
+            md("a", "Use ${tool:find}."),
+            md("parent", children=[tools], enabled=off != "parent"),
+        ],
+    )
+    with pytest.raises(
+        PromptRenderError, match=r"names the tool 'find' \(\$\{tool:find\}\)"
+    ) as info:
+        prompt.render()
+    assert info.value.section_path == ("a",)
+    assert info.value.tool_name == "find"
+
+
+def test_text_naming_a_tool_renders_when_both_sections_are_on_or_both_off() -> None:
+    def prompt(enabled: bool) -> Prompt:
+        return Prompt(
+            ns="t",
+            key="p",
+            sections=[
+                md("a", "Use ${tool:find}.", enabled=enabled),
+                md("b", tools=[make_tool("find")], enabled=enabled),
+            ],
+        )
+
+    assert "Use find." in prompt(True).render().text
+    assert "find" not in prompt(False).render().text
 
 
 def test_tools_walk_and_params_types() -> None:

@@ -188,6 +188,7 @@ class Prompt:
         for policy in self.policies:
             state.policies.append(policy)
         state.render_level(self._nodes, depth=0, prefix="", governing=self.policies)
+        state.check_references()
         return RenderedPrompt(
             prompt=self,
             text="\n\n".join(state.blocks),
@@ -203,7 +204,16 @@ class Prompt:
 
 
 class _RenderState:
-    __slots__ = ("blocks", "governing", "lookup", "paths", "policies", "tool_refs", "tools")
+    __slots__ = (
+        "blocks",
+        "governing",
+        "lookup",
+        "paths",
+        "policies",
+        "referring",
+        "tool_refs",
+        "tools",
+    )
 
     def __init__(
         self, lookup: dict[type, object], tool_refs: dict[tuple[str, ...], dict[str, str]]
@@ -215,6 +225,23 @@ class _RenderState:
         self.policies: list[ToolPolicy] = []
         self.governing: dict[str, tuple[ToolPolicy, ...]] = {}
         self.paths: dict[str, tuple[str, ...]] = {}
+        #: Rendered sections that name tools with ``${tool:x}``, and what those resolved to.
+        self.referring: list[tuple[tuple[str, ...], dict[str, str]]] = []
+
+    def check_references(self) -> None:
+        """Refuse text that names a tool this render does not offer (its section is off)."""
+        for path, refs in self.referring:
+            for original, actual in refs.items():
+                if actual not in self.governing:
+                    raise PromptRenderError(
+                        f"Section text names the tool {actual!r} (${{tool:{original}}}), but "
+                        "the section that carries it is disabled in this render, so the model "
+                        "would be told to call a tool it does not have. Disable this section "
+                        "under the same condition, or move the sentence into a section that "
+                        "is enabled with the tool.",
+                        section_path=path,
+                        tool_name=actual,
+                    )
 
     def render_level(
         self,
@@ -237,7 +264,10 @@ class _RenderState:
                 params = self._params_for(node)
             number += 1
             label = f"{prefix}{number}."
-            body = section.render_body(params, self.tool_refs.get(node.path, {}))
+            refs = self.tool_refs.get(node.path)
+            if refs:
+                self.referring.append((node.path, refs))
+            body = section.render_body(params, refs or {})
             heading = f"{hashes} {label} {section.title}"
             self.blocks.append(f"{heading}\n\n{body}" if body else heading)
             rules = governing + section.policies if section.policies else governing
