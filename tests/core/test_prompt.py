@@ -221,3 +221,59 @@ def test_tools_walk_and_params_types() -> None:
 def test_base_sections_are_accepted_as_groups() -> None:
     prompt = Prompt(ns="t", key="p", sections=[Section(title="G", key="g", children=[md("a")])])
     assert [path for path, _ in prompt.walk()] == [("g",), ("g", "a")]
+
+
+def described(name: str, description: str) -> Tool[None, None]:
+    return Tool[None, None](name=name, description=description, handler=handler)
+
+
+def test_tool_descriptions_name_tools_by_their_current_names() -> None:
+    writer = described("write", "Create files; change existing ones with ${tool:edit}. Costs $0.")
+    editor = Tool[None, None](
+        name="fs_edit", description="Edit.", handler=handler, original_name="edit"
+    )
+    prompt = Prompt(ns="t", key="p", sections=[md("a", tools=[writer, editor])])
+    rendered = prompt.render()
+    shown = rendered.tool("write")
+    assert shown is not None
+    assert shown.description == "Create files; change existing ones with fs_edit. Costs $0."
+    assert shown.handler is writer.handler
+    assert shown.original_name == "write"
+    assert rendered.tool("fs_edit") is editor  # descriptions without references are kept as-is
+    assert writer.tool_references() == frozenset({"edit"})
+    assert prompt.tools == (writer, editor)  # the declared tools are untouched
+
+
+def test_an_unresolvable_reference_in_a_description_names_the_tool() -> None:
+    with pytest.raises(
+        PromptValidationError, match="description of tool 'write' refers to"
+    ) as info:
+        Prompt(ns="t", key="p", sections=[md("a", tools=[described("write", "See ${tool:nope}.")])])
+    assert info.value.tool_name == "nope"
+    assert info.value.section_path == ("a",)
+
+
+def test_a_description_too_long_once_filled_in_is_refused_at_construction() -> None:
+    long_name = "x" * 64
+    text = "y" * 180 + " ${tool:e}"
+    editor = Tool[None, None](name=long_name, description="E.", handler=handler, original_name="e")
+    with pytest.raises(
+        PromptValidationError, match=r"once its \$\{tool:\.\.\.\} names are filled in"
+    ) as info:
+        Prompt(ns="t", key="p", sections=[md("a", tools=[described("w", text), editor])])
+    assert info.value.tool_name == "w"
+
+
+def test_a_description_naming_a_disabled_tool_does_not_render() -> None:
+    prompt = Prompt(
+        ns="t",
+        key="p",
+        sections=[
+            md("a", tools=[described("write", "Then call ${tool:edit}.")]),
+            md("b", tools=[make_tool("edit")], enabled=False),
+        ],
+    )
+    with pytest.raises(
+        PromptRenderError, match="description of tool 'write' names the tool 'edit'"
+    ):
+        prompt.render()

@@ -73,6 +73,9 @@ def test_renamed_tools_resolve_in_section_and_messages(
     message = ws.fail("create_file", path="a", content="y").message
     assert "create_file only creates" in message
     assert "then patch" in message
+    create = ws.rendered.tool("create_file")
+    assert create is not None
+    assert create.description.endswith("change those with patch.")
 
 
 def test_public_api_is_importable() -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._policy import ToolPolicy
 from ._section import Section
-from ._tool import Tool
+from ._tool import TOOL_REFERENCE, Tool
 from .errors import PromptRenderError, PromptValidationError
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ class Prompt:
         "_bound",
         "_nodes",
         "_params_types",
+        "_resolved_tools",
         "_tool_refs",
         "key",
         "name",
@@ -111,7 +112,7 @@ class Prompt:
         self._params_types = frozenset(
             node.section.params_type for node in _walk(self._nodes) if node.section.params_type
         )
-        self._tool_refs = _validate(self._nodes, self.policies)
+        self._tool_refs, self._resolved_tools = _validate(self._nodes, self.policies)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -184,7 +185,7 @@ class Prompt:
         """
         lookup = dict(self._bound)
         lookup.update(self._check_params(params))
-        state = _RenderState(lookup, self._tool_refs)
+        state = _RenderState(lookup, self._tool_refs, self._resolved_tools)
         for policy in self.policies:
             state.policies.append(policy)
         state.render_level(self._nodes, depth=0, prefix="", governing=self.policies)
@@ -211,37 +212,48 @@ class _RenderState:
         "paths",
         "policies",
         "referring",
+        "resolved_tools",
         "tool_refs",
         "tools",
     )
 
     def __init__(
-        self, lookup: dict[type, object], tool_refs: dict[tuple[str, ...], dict[str, str]]
+        self,
+        lookup: dict[type, object],
+        tool_refs: dict[tuple[str, ...], dict[str, str]],
+        resolved_tools: dict[str, _ResolvedTool],
     ) -> None:
         self.lookup = lookup
         self.tool_refs = tool_refs
+        self.resolved_tools = resolved_tools
         self.blocks: list[str] = []
         self.tools: list[Tool[Any, Any]] = []
         self.policies: list[ToolPolicy] = []
         self.governing: dict[str, tuple[ToolPolicy, ...]] = {}
         self.paths: dict[str, tuple[str, ...]] = {}
-        #: Rendered sections that name tools with ``${tool:x}``, and what those resolved to.
-        self.referring: list[tuple[tuple[str, ...], dict[str, str]]] = []
+        #: Rendered text naming tools with ``${tool:x}``: the section's path, what the names
+        #: resolved to, and the tool whose description it is (``None`` for section text).
+        self.referring: list[tuple[tuple[str, ...], dict[str, str], str | None]] = []
 
     def check_references(self) -> None:
         """Refuse text that names a tool this render does not offer (its section is off)."""
-        for path, refs in self.referring:
+        for path, refs, describing in self.referring:
             for original, actual in refs.items():
-                if actual not in self.governing:
-                    raise PromptRenderError(
-                        f"Section text names the tool {actual!r} (${{tool:{original}}}), but "
-                        "the section that carries it is disabled in this render, so the model "
-                        "would be told to call a tool it does not have. Disable this section "
-                        "under the same condition, or move the sentence into a section that "
-                        "is enabled with the tool.",
-                        section_path=path,
-                        tool_name=actual,
-                    )
+                if actual in self.governing:
+                    continue
+                where = (
+                    f"The description of tool {describing!r}"
+                    if describing is not None
+                    else "Section text"
+                )
+                raise PromptRenderError(
+                    f"{where} names the tool {actual!r} (${{tool:{original}}}), but the "
+                    "section that carries it is disabled in this render, so the model would "
+                    "be told to call a tool it does not have. Disable both under the same "
+                    "condition, or move the mention where it is enabled with the tool.",
+                    section_path=path,
+                    tool_name=actual,
+                )
 
     def render_level(
         self,
@@ -266,13 +278,17 @@ class _RenderState:
             label = f"{prefix}{number}."
             refs = self.tool_refs.get(node.path)
             if refs:
-                self.referring.append((node.path, refs))
+                self.referring.append((node.path, refs, None))
             body = section.render_body(params, refs or {})
             heading = f"{hashes} {label} {section.title}"
             self.blocks.append(f"{heading}\n\n{body}" if body else heading)
             rules = governing + section.policies if section.policies else governing
             self.policies.extend(section.policies)
             for item in section.tools:
+                resolved = self.resolved_tools.get(item.name)
+                if resolved is not None:
+                    item, refs = resolved
+                    self.referring.append((node.path, refs, item.name))
                 self.tools.append(item)
                 self.governing[item.name] = rules
                 self.paths[item.name] = node.path
@@ -333,10 +349,18 @@ def _walk(nodes: tuple[_Node, ...]) -> Iterator[_Node]:
         yield from _walk(node.children)
 
 
+#: A tool whose description names tools, with ``${tool:x}`` filled in, and what each resolved to.
+_ResolvedTool = tuple["Tool[Any, Any]", dict[str, str]]
+
+
 def _validate(
     nodes: tuple[_Node, ...], prompt_policies: tuple[ToolPolicy, ...]
-) -> dict[tuple[str, ...], dict[str, str]]:
-    """Check the whole tree; return, per section path, its resolved ``${tool:x}`` names."""
+) -> tuple[dict[tuple[str, ...], dict[str, str]], dict[str, _ResolvedTool]]:
+    """Check the whole tree.
+
+    Returns, per section path, its resolved ``${tool:x}`` names, and, per tool name, the
+    copy of each tool whose description names tools, with the current names filled in.
+    """
     tool_paths: dict[str, tuple[str, ...]] = {}
     originals: dict[str, list[tuple[tuple[str, ...], str]]] = {}
     policies: dict[str, object] = {}
@@ -359,11 +383,36 @@ def _validate(
             tool_paths[item.name] = node.path
             originals.setdefault(item.original_name, []).append((node.path, item.name))
     resolved: dict[tuple[str, ...], dict[str, str]] = {}
+    described: dict[str, _ResolvedTool] = {}
     for node in _walk(nodes):
         refs = node.section.tool_references()
         if refs:
             resolved[node.path] = {ref: _resolve_tool(ref, node.path, originals) for ref in refs}
-    return resolved
+        for item in node.section.tools:
+            named = item.tool_references()
+            if named:
+                actual = {
+                    ref: _resolve_tool(ref, node.path, originals, describing=item.name)
+                    for ref in named
+                }
+                described[item.name] = (_describe(item, actual, node.path), actual)
+    return resolved, described
+
+
+def _describe(
+    item: Tool[Any, Any], actual: dict[str, str], path: tuple[str, ...]
+) -> Tool[Any, Any]:
+    """``item`` with every ``${tool:x}`` of its description replaced by the current name."""
+    text = TOOL_REFERENCE.sub(lambda m: actual[m.group(1)], item.description)
+    try:
+        return dataclasses.replace(item, description=text)
+    except PromptValidationError as exc:  # e.g. prefixed names pushed it over the length
+        raise PromptValidationError(
+            f"The description of tool {item.name!r} is invalid once its ${{tool:...}} names "
+            f"are filled in: {exc.message}",
+            section_path=path,
+            tool_name=item.name,
+        ) from exc
 
 
 def _claim_policy(seen: dict[str, object], policy: ToolPolicy, path: tuple[str, ...]) -> None:
@@ -403,7 +452,11 @@ def _check_placeholders(node: _Node) -> None:
 
 
 def _resolve_tool(
-    ref: str, path: tuple[str, ...], originals: dict[str, list[tuple[tuple[str, ...], str]]]
+    ref: str,
+    path: tuple[str, ...],
+    originals: dict[str, list[tuple[tuple[str, ...], str]]],
+    *,
+    describing: str | None = None,
 ) -> str:
     candidates = originals.get(ref, [])
     if len(candidates) > 1:
@@ -412,15 +465,16 @@ def _resolve_tool(
         candidates = local if len(local) == 1 else candidates
     if len(candidates) == 1:
         return candidates[0][1]
+    where = "Template" if describing is None else f"The description of tool {describing!r}"
     if not candidates:
         raise PromptValidationError(
-            f"Template refers to ${{tool:{ref}}} but no tool of the prompt is (or was "
+            f"{where} refers to ${{tool:{ref}}} but no tool of the prompt is (or was "
             "originally) called that.",
             section_path=path,
             tool_name=ref,
         )
     raise PromptValidationError(
-        f"Template refers to ${{tool:{ref}}}, which matches several tools "
+        f"{where} refers to ${{tool:{ref}}}, which matches several tools "
         f"({', '.join(c[1] for c in candidates)}); rename one of them.",
         section_path=path,
         tool_name=ref,

@@ -18,13 +18,15 @@ from .errors import PromptValidationError
 if TYPE_CHECKING:
     from ._context import ToolContext
 
-__all__ = ["Tool", "ToolAnnotations", "ToolExample", "ToolHandler", "tool"]
+__all__ = ["TOOL_REFERENCE", "Tool", "ToolAnnotations", "ToolExample", "ToolHandler", "tool"]
 
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
 ParamsT_contra = TypeVar("ParamsT_contra", contravariant=True)
 
 _NAME = re.compile(r"[a-z0-9_-]{1,64}")
+#: ``${tool:name}`` in a description: the current name of the tool originally called ``name``.
+TOOL_REFERENCE = re.compile(r"\$\{tool:([a-z0-9_-]{1,64})\}")
 _MAX_DESCRIPTION = 200
 
 
@@ -114,6 +116,12 @@ class Tool(Specializable, Generic[ParamsT, ResultT]):
         set_(self, "examples", tuple(self.examples))
         for example in self.examples:
             self._check_example(example)
+
+    def tool_references(self) -> frozenset[str]:
+        """The original names this description refers to as ``${tool:name}``."""
+        if "${tool:" not in self.description:
+            return frozenset()
+        return frozenset(TOOL_REFERENCE.findall(self.description))
 
     def _check_example(self, example: object) -> None:
         if not isinstance(example, ToolExample):

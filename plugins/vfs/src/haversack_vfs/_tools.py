@@ -427,7 +427,7 @@ def vfs_tools(config: VfsConfig | None = None) -> tuple[Tool[Any, Any], ...]:
         Tool[WriteFileParams, WriteFileResult](
             name="write_file",
             description="Create a new file with exactly the given content. Refuses existing "
-            "files: change those with edit_file.",
+            "files: change those with ${tool:edit_file}.",
             handler=handlers.write_file,
             annotations=_CREATE,
         ),
