@@ -105,6 +105,31 @@ def test_field_descriptions_come_from_metadata() -> None:
     assert props["steps"]["items"]["properties"]["title"]["description"] == "What to do."
 
 
+@dataclass(frozen=True)
+class DocumentedItem:
+    """Developer notes about ``DocumentedItem``: not for the model."""
+
+    name: str = field(metadata={"description": "The item's name."})
+
+
+@dataclass(frozen=True)
+class DocumentedParams:
+    """Arguments of ``old_tool_name`` (reST markup, internal names)."""
+
+    main: DocumentedItem = field(metadata={"description": "The main item."})
+    others: list[DocumentedItem] = field(default_factory=list)
+
+
+def test_docstrings_are_not_sent_but_field_descriptions_are() -> None:
+    result = serde.schema(DocumentedParams)
+    assert "description" not in result
+    assert result["properties"]["main"]["description"] == "The main item."
+    assert "description" not in result["properties"]["others"]["items"]
+    item = result["properties"]["others"]["items"]["properties"]["name"]
+    assert item["description"] == "The item's name."
+    assert "``" not in repr(result)
+
+
 def test_defaults_and_enums() -> None:
     props = serde.schema(Plan)["properties"]
     assert props["count"] == {"type": "integer", "default": 3}

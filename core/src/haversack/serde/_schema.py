@@ -19,10 +19,11 @@ def schema(tp: type[Any] | None) -> dict[str, Any]:
 
     Field descriptions come from ``field(metadata={"description": ...})``; required fields,
     defaults and enums are kept; every object has ``additionalProperties: false``; nested
-    dataclasses are inlined (no ``$ref`` / ``$defs``) and pydantic's ``title`` noise is
-    dropped. ``None`` (a tool without params) gives an empty object schema. A recursive
-    dataclass cannot be inlined and raises :class:`PromptValidationError`. Returns a fresh
-    copy the caller may modify.
+    dataclasses are inlined (no ``$ref`` / ``$defs``); pydantic's ``title`` noise and the
+    dataclasses' docstrings (written for developers, not for the model) are dropped.
+    ``None`` (a tool without params) gives an empty object schema. A recursive dataclass
+    cannot be inlined and raises :class:`PromptValidationError`. Returns a fresh copy the
+    caller may modify.
     """
     if tp is None:
         return copy.deepcopy(_EMPTY_OBJECT)
@@ -43,6 +44,12 @@ def _cached_schema(tp: type[Any]) -> dict[str, Any]:
         core_schema_for(tp), mode="validation"
     )
     defs = raw.pop("$defs", {})
+    # pydantic turns a dataclass's docstring into its object's "description". Docstrings are
+    # written for developers (reST markup, internal names that a rename makes wrong), so they
+    # are not sent: the tool's description and the fields' metadata speak to the model.
+    for target in (raw, *defs.values()):
+        if isinstance(target, dict):
+            target.pop("description", None)
     result = _inline(raw, defs, tp, ())
     if not isinstance(result, dict):  # pragma: no cover - a dataclass always gives an object
         raise PromptValidationError("Params schema is not an object.", dataclass_type=tp)
