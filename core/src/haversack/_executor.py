@@ -13,6 +13,7 @@ from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked
 from ._filesystem import Snapshottable
 from ._result import ToolResult
+from ._turn import Turns
 from .errors import HaversackError, PromptEvaluationError, ToolValidationError
 
 if TYPE_CHECKING:
@@ -87,6 +88,9 @@ class ToolExecutor:
     can act on. Only :class:`PromptEvaluationError` (including an expired deadline) is
     raised, after the restore, because it ends the evaluation.
 
+    Calls take turns (threads wait, ``aexecute`` tasks queue), because a failing call's
+    restore would otherwise undo another call's committed work; see :mod:`haversack._turn`.
+
     ``resources`` may be live resources the caller manages, or ``None`` to open the
     prompt's own registry; resources the executor opened are closed by :meth:`close`
     (or by leaving the executor's ``with`` block).
@@ -122,6 +126,7 @@ class ToolExecutor:
         for policy in rendered_prompt.policies:
             unique.setdefault(id(policy), policy)
         self._recorders: tuple[ToolPolicy, ...] = tuple(unique.values())
+        self._turns = Turns(f"the executor of prompt {self.prompt.ns}/{self.prompt.key}")
         session.register_log(ToolInvoked)
 
     def _snapshottables(self) -> tuple[Snapshottable, ...]:
@@ -148,41 +153,46 @@ class ToolExecutor:
         An async handler is run to completion on a fresh event loop; inside a running loop
         use :meth:`aexecute`.
         """
-        call = _Call(arguments, call_id)
-        early = self._prepare(call, name)
-        if early is not None:
-            return early
-        with self.resources.tool_call():
-            denial = self._enter(call)
-            if denial is not None:
-                return denial
-            try:
-                outcome = self._call_handler(call)
-                if _is_awaitable(outcome):
-                    outcome = _run_to_completion(outcome)
-            except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
-                return self._handler_raised(call, exc)
-            return self._finish(call, outcome)
+        turn = self._turns.enter()
+        try:
+            call = _Call(arguments, call_id)
+            early = self._prepare(call, name)
+            if early is not None:
+                return early
+            with self.resources.tool_call():
+                denial = self._enter(call)
+                if denial is not None:
+                    return denial
+                try:
+                    outcome = self._call_handler(call)
+                    if _is_awaitable(outcome):
+                        outcome = _run_to_completion(outcome)
+                except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
+                    return self._handler_raised(call, exc)
+                return self._finish(call, outcome)
+        finally:
+            self._turns.leave(turn)
 
     async def aexecute(
         self, name: str, arguments: Arguments = None, *, call_id: str | None = None
     ) -> ToolResult[Any]:
         """:meth:`execute` for asynchronous callers; sync and async handlers both work."""
-        call = _Call(arguments, call_id)
-        early = self._prepare(call, name)
-        if early is not None:
-            return early
-        with self.resources.tool_call():
-            denial = self._enter(call)
-            if denial is not None:
-                return denial
-            try:
-                outcome = self._call_handler(call)
-                if _is_awaitable(outcome):
-                    outcome = await outcome
-            except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
-                return self._handler_raised(call, exc)
-            return self._finish(call, outcome)
+        async with self._turns.async_():
+            call = _Call(arguments, call_id)
+            early = self._prepare(call, name)
+            if early is not None:
+                return early
+            with self.resources.tool_call():
+                denial = self._enter(call)
+                if denial is not None:
+                    return denial
+                try:
+                    outcome = self._call_handler(call)
+                    if _is_awaitable(outcome):
+                        outcome = await outcome
+                except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
+                    return self._handler_raised(call, exc)
+                return self._finish(call, outcome)
 
     # ------------------------------------------------------------------ pipeline
     def _prepare(self, call: _Call, name: str) -> ToolResult[Any] | None:
