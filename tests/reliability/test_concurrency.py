@@ -1,13 +1,17 @@
-"""Concurrency: many sessions on ONE composed prompt, in threads and in asyncio tasks.
+"""Concurrency: many sessions on ONE composed prompt, and ONE session shared by many callers.
 
 Each session has its own executor (so its own workspace) but shares the prompt, its tools
 and its policy objects. No plan, policy state or file may cross from one session to another,
 and a failed (rolled back) call in one session must not undo another session's work.
+
+One executor shared by threads or by asyncio tasks runs their calls one at a time: every
+committed call must survive the rollbacks of the failed calls around it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -140,4 +144,80 @@ def test_sessions_in_asyncio_tasks(tmp_path: Path, figure) -> None:
 
     asyncio.run(main())
     fig.note("sessions", sessions)
+    fig.assert_clean()
+
+
+def _shared_script(worker: int, steps: int) -> list[tuple[str, dict[str, Any], bool]]:
+    """Calls of one worker on a shared session: its own paths, a refused clobber per step,
+    one plan step."""
+    mine = f"worker-{worker}"
+    calls: list[tuple[str, dict[str, Any], bool]] = [
+        ("write_file", {"path": f"{mine}.txt", "content": f"{mine}\n"}, True)
+    ]
+    for n in range(steps):
+        if n == steps // 2:  # one plan step per worker: the plan holds at most 100
+            calls.append(("planning_add_step", {"steps": [f"{mine} step"]}, True))
+        calls.append(("write_file", {"path": f"{mine}.txt", "content": "clobbered"}, False))
+        calls.append(("write_file", {"path": f"{mine}/f{n}.txt", "content": f"{mine} {n}"}, True))
+    return calls
+
+
+def _check_shared(fig: Figure, executor: ToolExecutor, workers: int, steps: int) -> None:
+    files = filesystem_contents(executor.resources.get_optional(_filesystem()))  # type: ignore[arg-type]
+    plan = executor.execute("planning_read_plan", {}).render()
+    for worker in range(workers):
+        mine = f"worker-{worker}"
+        fig.check(files.get(f"{mine}.txt") == f"{mine}\n", f"{mine}: own file lost or clobbered")
+        written = [p for p in files if p.startswith(f"{mine}/f")]
+        fig.check(len(written) == steps, f"{mine}: {len(written)} of {steps} committed files left")
+        fig.check(plan.count(f"{mine} step") == 1, f"{mine}: its committed plan step is lost")
+
+
+def _expect(fig: Figure, worker: int, tool: str, result: Any, expect: bool) -> None:
+    fig.case()
+    if result.success != expect:
+        fig.problem(f"worker-{worker}: {tool}: success={result.success}, expected {expect}")
+
+
+def test_one_session_shared_by_threads(tmp_path: Path, figure) -> None:
+    # Rollbacks of failed calls must never take other threads' committed calls with them.
+    fig = figure("concurrency", "one executor shared by threads")
+    workers, steps = 8, budget(10, 40)
+    with ToolExecutor(_prompt(tmp_path).render(), session=Session()) as executor:
+        executor.execute("planning_setup_plan", {"objective": "shared"})
+
+        def run(worker: int) -> None:
+            for tool, args, expect in _shared_script(worker, steps):
+                _expect(fig, worker, tool, executor.execute(tool, args), expect)
+
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)  # switch threads often, in the middle of calls
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for future in [pool.submit(run, w) for w in range(workers)]:
+                    future.result()
+        finally:
+            sys.setswitchinterval(interval)
+        _check_shared(fig, executor, workers, steps)
+    fig.note("threads", workers)
+    fig.assert_clean()
+
+
+def test_one_session_shared_by_asyncio_tasks(tmp_path: Path, figure) -> None:
+    fig = figure("concurrency", "one executor shared by asyncio tasks")
+    workers, steps = budget(16, 64), budget(10, 40)
+    with ToolExecutor(_prompt(tmp_path).render(), session=Session()) as executor:
+        executor.execute("planning_setup_plan", {"objective": "shared"})
+
+        async def run(worker: int) -> None:
+            for tool, args, expect in _shared_script(worker, steps):
+                _expect(fig, worker, tool, await executor.aexecute(tool, args), expect)
+                await asyncio.sleep(0)
+
+        async def main() -> None:
+            await asyncio.gather(*(run(w) for w in range(workers)))
+
+        asyncio.run(main())
+        _check_shared(fig, executor, workers, steps)
+    fig.note("tasks", workers)
     fig.assert_clean()
