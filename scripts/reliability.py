@@ -58,9 +58,10 @@ AREAS: dict[str, tuple[str, str]] = {
     ),
     "concurrency": (
         "5. Concurrency",
-        "Many sessions on one composed prompt, in threads and in asyncio tasks (`aexecute`). "
-        "A failure is a plan entry, a file or read-before-write state seen in the wrong "
-        "session, or a rollback in one session undoing another's work.",
+        "Many sessions on one composed prompt, in threads and in asyncio tasks (`aexecute`), "
+        "and one session (one executor) shared by threads and by tasks. A failure is a plan "
+        "entry, a file or read-before-write state seen in the wrong session, or a rollback "
+        "undoing another call's committed work.",
     ),
     "leaks": (
         "6. Leaks",
@@ -81,6 +82,15 @@ FINDINGS: tuple[str, ...] = (
     "mappings with `json.dumps`, which raised outside the caught `TypeError`/`ValueError`. "
     "Found in every tool, Podman's included. Fixed in `core/src/haversack/serde/_parse.py` "
     "(ce6ebb8).",
+    "One `ToolExecutor` shared by threads lost committed work: a failing call restored its "
+    "snapshot over calls that had committed meanwhile (files and plan steps vanished, a "
+    "refused overwrite succeeded), and `asyncio.gather` of `aexecute` calls with async "
+    "handlers raised `ResourceError`. Calls on one executor now take turns "
+    "(`core/src/haversack/_turn.py`, a938b5c).",
+    "Each Podman OOM kill left an empty `oom` file in the caller's working directory: "
+    "conmon writes that marker into its cwd, which the private `podman system service` "
+    "inherited. The service now starts in its own folder "
+    "(`plugins/podman/src/haversack_podman/_service.py`, 9e618f7).",
 )
 
 

@@ -182,7 +182,7 @@ def _expect(fig: Figure, worker: int, tool: str, result: Any, expect: bool) -> N
 def test_one_session_shared_by_threads(tmp_path: Path, figure) -> None:
     # Rollbacks of failed calls must never take other threads' committed calls with them.
     fig = figure("concurrency", "one executor shared by threads")
-    workers, steps = 8, budget(10, 40)
+    workers, steps = 8, budget(10, 250)
     with ToolExecutor(_prompt(tmp_path).render(), session=Session()) as executor:
         executor.execute("planning_setup_plan", {"objective": "shared"})
 
