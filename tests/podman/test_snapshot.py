@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -112,18 +113,24 @@ def test_restore_an_older_snapshot_after_several(tree, snapper):
 
 
 def test_storage_is_released_by_discard_gc_and_close(tree, snapper):
+    time.sleep(0.05)  # past the racy window: unchanged files are reused, not recopied
     first = snapper.snapshot()
     (tree / "a.txt").write_text("changed")
     second = snapper.snapshot()
+    assert snapper.stored_packs() == 2  # pack 1: everything; pack 2: the new a.txt
+    (tree / "a.txt").write_text("changed again")
+    time.sleep(0.05)
+    third = snapper.snapshot()  # pack 3: a.txt again; the rest still from pack 1
+    assert snapper.stored_packs() == 3
+    snapper.discard(second)  # nothing else uses pack 2
     assert snapper.stored_packs() == 2
-    snapper.discard(second)
-    assert snapper.stored_packs() == 1
     with pytest.raises(FilesystemError):
         snapper.restore(second)
-    del first
+    del first, third
     gc.collect()
-    assert snapper.stored_packs() == 0
-    assert list(snapper.storage.iterdir()) == []
+    # The latest snapshot's content stays for the next snapshot to reuse (packs 1 and 3).
+    assert snapper.stored_packs() == 2
+    assert len(list(snapper.storage.iterdir())) == 2
     storage = snapper.storage
     snapper.close()
     assert not storage.exists()
@@ -185,3 +192,22 @@ def test_restore_undoes_shell_commands_in_the_sandbox(sandbox, tmp_path):
         assert sandbox.exec("echo y >> keep.txt").exit_code == 0  # still agent-owned
     finally:
         snapper.close()
+
+
+def test_dropped_snapshots_leave_a_base_so_unchanged_files_are_not_copied_again(tree, snapper):
+    # An executor drops each call's snapshot when the call ends: the next call's snapshot
+    # must still copy only what changed, not the whole workspace.
+    time.sleep(0.05)
+    snapper.snapshot()
+    gc.collect()
+    packs_before = sorted(snapper.storage.iterdir())
+    sizes_before = {p.name: p.stat().st_size for p in packs_before}
+    snapper.snapshot()  # nothing changed: nothing is copied
+    gc.collect()
+    assert {p.name: p.stat().st_size for p in snapper.storage.iterdir()} == sizes_before
+    (tree / "a.txt").write_text("edited\\n")
+    time.sleep(0.05)
+    snapper.snapshot()  # one file changed: its new pack holds just that file
+    gc.collect()
+    new = [p for p in snapper.storage.iterdir() if p.name not in sizes_before]
+    assert [p.stat().st_size for p in new] == [len("edited\\n")]
