@@ -28,9 +28,9 @@ to the first snapshot), medians in ms:
 ==================================  =====  ====  =======  ===================================
 strategy                            first  next  restore  exact
 ==================================  =====  ====  =======  ===================================
-stat manifest + pack store (chosen)  30-60  13-19  34-60   yes (content, modes, owners, links)
-full copy tree, copied back         1622   478   470      yes
-git, GIT_DIR outside the workspace  1265   68    901      only here: git keeps the exec bit
+stat manifest + pack store (chosen)  21     10     15      yes (content, modes, owners, links)
+full copy tree, copied back         335    135    160      yes
+git, GIT_DIR outside the workspace  593    44     404      only here: git keeps the exec bit
                                                           only, drops empty dirs and owners
 ==================================  =====  ====  =======  ===================================
 """
