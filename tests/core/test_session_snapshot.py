@@ -158,3 +158,27 @@ def test_restore_is_exact_for_state_and_leaves_logs_alone(before, after):
     # The session keeps working normally after a restore.
     session[Plan].append(Plan("z"))
     assert session[Plan].latest() == Plan("z")
+
+
+def test_snapshot_covers_state_slices_created_later() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Early:
+        n: int
+
+    @dataclass(frozen=True)
+    class Late:
+        n: int
+
+    session = Session()
+    session[Early].append(Early(1))
+    before = session.snapshot()
+    session[Late].append(Late(2))
+    after = session.snapshot()
+    assert before.slice_types == (Early,)
+    assert after.slice_types == (Early, Late)
+    session[Early].append(Early(3))
+    session.restore(before)
+    assert session[Early].all() == (Early(1),)
+    assert session[Late].all() == ()
