@@ -6,9 +6,9 @@ from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from immutables import Map
-
 if TYPE_CHECKING:
+    from immutables import Map
+
     from ._session import Session
 
 __all__ = ["PolicyState", "ValueSet", "add_policy_value", "policy_values", "set_policy_values"]
@@ -25,6 +25,10 @@ class ValueSet(Set[str]):
     __slots__ = ("_map",)
 
     def __init__(self, values: Iterable[str] = ()) -> None:
+        # Imported here, not at module level: composing a prompt with a policy (as
+        # `haversack render` does) must not pay for it; add() needs no import.
+        from immutables import Map
+
         mapping: Map[str, None] = Map()
         with mapping.mutate() as building:
             for value in values:
@@ -61,7 +65,14 @@ def _check(value: object) -> None:
         raise TypeError(f"Policy state holds strings, got {type(value).__name__}.")
 
 
-_NO_VALUES = ValueSet()
+_EMPTY: list[ValueSet] = []
+
+
+def _no_values() -> ValueSet:
+    """The shared empty set, built on first use."""
+    if not _EMPTY:
+        _EMPTY.append(ValueSet())
+    return _EMPTY[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +83,7 @@ class PolicyState:
     """
 
     policy: str
-    values: ValueSet = field(default=_NO_VALUES)
+    values: ValueSet = field(default_factory=_no_values)
 
 
 def policy_values(session: Session, policy: str) -> ValueSet:
@@ -80,7 +91,7 @@ def policy_values(session: Session, policy: str) -> ValueSet:
     for state in session._items(PolicyState):
         if state.policy == policy:
             return state.values
-    return _NO_VALUES
+    return _no_values()
 
 
 def add_policy_value(session: Session, policy: str, value: str) -> None:
@@ -96,7 +107,7 @@ def add_policy_value(session: Session, policy: str, value: str) -> None:
                     (*current[:index], PolicyState(policy, grown), *current[index + 1 :]),
                 )
             return
-    session._seed(PolicyState, (*current, PolicyState(policy, _NO_VALUES.add(value))))
+    session._seed(PolicyState, (*current, PolicyState(policy, _no_values().add(value))))
 
 
 def set_policy_values(session: Session, policy: str, values: Iterable[str]) -> None:
