@@ -33,15 +33,24 @@ from haversack.errors import (
     PathKindError,
     PathNotFoundError,
 )
-from haversack_vfs import InvalidArgumentError, compile_grep_pattern, grep_texts
+from haversack_vfs import (
+    DEFAULT_MAX_FILE_BYTES,  # the file tools' limit here is the VFS's (16 MiB)
+    InvalidArgumentError,
+    check_old_text,
+    check_window,
+    compile_grep_pattern,
+    count_lines,
+    encode_text,
+    grep_texts,
+    line_window,
+    replace_exact,
+)
 
 from ._errors import WorkspaceEscapeError
 from ._snapshot import WorkspaceSnapshotter
 
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "HostFilesystem"]
 
-#: Largest file the file tools read or write, in bytes (16 MiB, as the VFS).
-DEFAULT_MAX_FILE_BYTES: Final = 16 * 1024 * 1024
 
 _WRITE_MODES: Final = ("create", "overwrite", "append")
 _EDGE_SPACE: Final = re.compile(r"(?:^|/)\s|\s(?:/|$)")
@@ -51,41 +60,6 @@ _WRITE_FLAGS: Final = {
     "overwrite": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
     "append": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
 }
-
-
-def _count_lines(text: str) -> int:
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
-
-
-def _line_window(text: str, offset: int, limit: int | None) -> tuple[str, int]:
-    """The exact text of lines ``offset`` .. ``offset + limit`` and the total line count."""
-    pieces = text.split("\n")
-    total = len(pieces) - 1 if pieces[-1] == "" else len(pieces)
-    start = min(offset, total)
-    end = total if limit is None else min(total, offset + limit)
-    if start >= end:
-        return "", total
-    window = "\n".join(pieces[start:end])
-    if end < len(pieces):
-        window += "\n"
-    return window, total
-
-
-def _encode(content: object, what: str, path: str) -> bytes:
-    if not isinstance(content, str):
-        raise InvalidArgumentError(
-            f"The {what} must be text (a string), got {type(content).__name__}.", path=path
-        )
-    try:
-        return content.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidArgumentError(
-            f"The {what} contains an unpaired surrogate at character {exc.start}; it is not "
-            "valid Unicode text. Remove or replace that character.",
-            path=path,
-        ) from None
 
 
 def _join(base: str, name: str) -> str:
@@ -267,21 +241,11 @@ class HostFilesystem:
     def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> ReadWindow:
         """Lines ``offset`` .. ``offset + limit`` (0-based) of a file, endings included."""
         p = self.normalize(path)
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidArgumentError(
-                f"offset must be a non-negative integer (0 is the first line), got {offset!r}.",
-                path=p,
-            )
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
-        ):
-            raise InvalidArgumentError(
-                f"limit must be a positive number of lines (or omitted), got {limit!r}.", path=p
-            )
+        check_window(offset, limit, p)
         text = self._read(p)
         if offset == 0 and limit is None:
-            return ReadWindow(p, text, 0, _count_lines(text))
-        content, total = _line_window(text, offset, limit)
+            return ReadWindow(p, text, 0, count_lines(text))
+        content, total = line_window(text, offset, limit)
         return ReadWindow(p, content, offset, total)
 
     def read_text(self, path: str) -> str:
@@ -439,7 +403,7 @@ class HostFilesystem:
             raise InvalidArgumentError(
                 f"mode must be one of 'create', 'overwrite' or 'append', got {mode!r}.", path=p
             )
-        data = _encode(content, "content", p)
+        data = encode_text(content, path=p)
         if not p:
             raise PathKindError(
                 "The workspace root is a directory; write to a file path such as 'notes.txt'.",
@@ -500,34 +464,12 @@ class HostFilesystem:
         Without ``replace_all`` ``old`` must occur exactly once.
         """
         p = self.normalize(path)
-        _encode(old, "text to replace", p)
-        _encode(new, "replacement text", p)
-        if not old:
-            raise InvalidArgumentError(
-                "The text to replace must not be empty; to write a whole file use write.",
-                path=p,
-            )
-        content = self._read(p)
-        first = content.find(old)
-        if first < 0:
-            raise InvalidArgumentError(
-                f"The text to replace was not found in {self.display(p)}. Read the file again "
-                "and copy the text exactly, including whitespace and line endings.",
-                path=p,
-            )
-        if replace_all:
-            count = content.count(old)
-            updated = content.replace(old, new)
-        else:
-            if content.find(old, first + 1) >= 0:
-                raise InvalidArgumentError(
-                    f"The text to replace occurs {max(content.count(old), 2)} times in "
-                    f"{self.display(p)}; include more of the surrounding lines so it matches "
-                    "exactly once, or set replace_all to replace every occurrence.",
-                    path=p,
-                )
-            count = 1
-            updated = content[:first] + new + content[first + len(old) :]
+        encode_text(old, what="text to replace", path=p)
+        encode_text(new, what="replacement text", path=p)
+        check_old_text(old, p)
+        updated, count = replace_exact(
+            self._read(p), old, new, replace_all=replace_all, where=self.display(p), path=p
+        )
         self.write(p, updated, mode="overwrite")
         return count
 

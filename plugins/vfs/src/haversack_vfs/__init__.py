@@ -22,13 +22,13 @@ if TYPE_CHECKING:
     )
     from ._errors import InvalidArgumentError, InvalidPatternError
     from ._grep import GrepPattern, compile_grep_pattern, grep_texts
-    from ._memory import (
+    from ._limits import (
         DEFAULT_MAX_DIRECTORIES,
         DEFAULT_MAX_FILE_BYTES,
         DEFAULT_MAX_FILES,
         DEFAULT_MAX_TOTAL_BYTES,
-        InMemoryFilesystem,
     )
+    from ._memory import InMemoryFilesystem
     from ._mounts import (
         DEFAULT_MOUNT_MAX_BYTES,
         HostMount,
@@ -59,19 +59,27 @@ if TYPE_CHECKING:
         WriteFileResult,
     )
     from ._section import SECTION_KEY, vfs_section
+    from ._text import (
+        check_old_text,
+        check_window,
+        count_lines,
+        encode_text,
+        line_window,
+        replace_exact,
+    )
     from ._tools import TOOL_NAMES, vfs_tools
     from ._workspace import build_workspace, workspace_binding
 
 _EXPORTS: dict[str, str] = {
-    "DEFAULT_MAX_DIRECTORIES": "._memory",
-    "DEFAULT_MAX_FILES": "._memory",
-    "DEFAULT_MAX_FILE_BYTES": "._memory",
+    "DEFAULT_MAX_DIRECTORIES": "._limits",
+    "DEFAULT_MAX_FILES": "._limits",
+    "DEFAULT_MAX_FILE_BYTES": "._limits",
     "DEFAULT_MAX_GREP_LINE_CHARS": "._config",
     "DEFAULT_MAX_GREP_MATCHES": "._config",
     "DEFAULT_MAX_LIST_ENTRIES": "._config",
     "DEFAULT_MAX_READ_BYTES": "._config",
     "DEFAULT_MAX_READ_LINES": "._config",
-    "DEFAULT_MAX_TOTAL_BYTES": "._memory",
+    "DEFAULT_MAX_TOTAL_BYTES": "._limits",
     "DEFAULT_MAX_WRITE_BYTES": "._config",
     "DEFAULT_MOUNT_MAX_BYTES": "._mounts",
     "EditFileParams": "._params",
@@ -104,9 +112,15 @@ _EXPORTS: dict[str, str] = {
     "WriteFileParams": "._params",
     "WriteFileResult": "._results",
     "build_workspace": "._workspace",
+    "check_old_text": "._text",
+    "check_window": "._text",
     "compile_grep_pattern": "._grep",
+    "count_lines": "._text",
+    "encode_text": "._text",
     "grep_texts": "._grep",
+    "line_window": "._text",
     "load_host_mounts": "._mounts",
+    "replace_exact": "._text",
     "vfs_section": "._section",
     "vfs_tools": "._tools",
     "workspace_binding": "._workspace",
@@ -124,9 +138,6 @@ __all__ = [
     "DEFAULT_MAX_TOTAL_BYTES",
     "DEFAULT_MAX_WRITE_BYTES",
     "DEFAULT_MOUNT_MAX_BYTES",
-    "READ_BEFORE_WRITE_POLICY",
-    "SECTION_KEY",
-    "TOOL_NAMES",
     "EditFileParams",
     "EditFileResult",
     "GlobParams",
@@ -144,19 +155,28 @@ __all__ = [
     "ListResult",
     "MountReport",
     "MountedTree",
+    "READ_BEFORE_WRITE_POLICY",
     "ReadFileParams",
     "ReadFileResult",
     "RemoveParams",
     "RemoveResult",
+    "SECTION_KEY",
     "SkippedFile",
+    "TOOL_NAMES",
     "VfsConfig",
     "VfsReadBeforeWritePolicy",
     "WriteFileParams",
     "WriteFileResult",
     "build_workspace",
+    "check_old_text",
+    "check_window",
     "compile_grep_pattern",
+    "count_lines",
+    "encode_text",
     "grep_texts",
+    "line_window",
     "load_host_mounts",
+    "replace_exact",
     "vfs_section",
     "vfs_tools",
     "workspace_binding",

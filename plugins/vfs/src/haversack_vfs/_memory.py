@@ -30,15 +30,16 @@ from ._limits import (
     DEFAULT_MAX_TOTAL_BYTES,
 )
 from ._nodes import EMPTY_DIR, DirNode, FileNode, Node, State, child_path, parent_and_name
-from ._text import count_lines, line_window, utf8_size
+from ._text import (
+    check_old_text,
+    check_window,
+    count_lines,
+    line_window,
+    replace_exact,
+    utf8_size,
+)
 
-__all__ = [
-    "DEFAULT_MAX_DIRECTORIES",
-    "DEFAULT_MAX_FILES",
-    "DEFAULT_MAX_FILE_BYTES",
-    "DEFAULT_MAX_TOTAL_BYTES",
-    "InMemoryFilesystem",
-]
+__all__ = ["InMemoryFilesystem"]
 
 _WRITE_MODES: Final = ("create", "overwrite", "append")
 # A name starting or ending with whitespace could never be named again: normalisation strips
@@ -229,19 +230,7 @@ class InMemoryFilesystem:
     def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> ReadWindow:
         """Lines ``offset`` .. ``offset + limit`` (0-based) of a file, endings included."""
         p = self.normalize(path)
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidArgumentError(
-                f"offset must be a non-negative integer (0 is the first line), got {offset!r}.",
-                path=p,
-            )
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
-        ):
-            raise InvalidArgumentError(
-                f"limit must be a positive number of lines (or omitted for the rest of the "
-                f"file), got {limit!r}.",
-                path=p,
-            )
+        check_window(offset, limit, p)
         text = self._file(p).content
         if offset == 0 and limit is None:  # the common whole-file read: no splitting
             return ReadWindow(p, text, 0, count_lines(text))
@@ -359,34 +348,11 @@ class InMemoryFilesystem:
         self._check_writable(p)
         old_size = utf8_size(old, what="text to replace", path=p)
         new_size = utf8_size(new, what="replacement text", path=p)
-        if not old:
-            raise InvalidArgumentError(
-                "The text to replace must not be empty; to write a whole file use write.",
-                path=p,
-            )
+        check_old_text(old, p)
         file = self._file(p)
-        content = file.content
-        first = content.find(old)
-        if first < 0:
-            raise InvalidArgumentError(
-                f"The text to replace was not found in {self.display(p)}. Read the file again "
-                "and copy the text exactly, including whitespace, indentation and line endings.",
-                path=p,
-            )
-        if replace_all:
-            count = content.count(old)
-            updated = content.replace(old, new)
-        else:
-            if content.find(old, first + 1) >= 0:
-                times = max(content.count(old), 2)
-                raise InvalidArgumentError(
-                    f"The text to replace occurs {times} times in {self.display(p)}; include "
-                    "more of the surrounding lines so it matches exactly once, or set "
-                    "replace_all to replace every occurrence.",
-                    path=p,
-                )
-            count = 1
-            updated = content[:first] + new + content[first + len(old) :]
+        updated, count = replace_exact(
+            file.content, old, new, replace_all=replace_all, where=self.display(p), path=p
+        )
         node = FileNode(updated, file.size + count * (new_size - old_size))
         self._check_file_size(p, node.size)
         change = _Change(self._state)
