@@ -6,7 +6,7 @@ import os
 import signal
 from pathlib import Path
 
-__all__ = ["container_procs", "kill_group"]
+__all__ = ["container_procs", "kill_group", "live_pgrp"]
 
 
 def _cgroup_procs_file(init_pid: int) -> Path | None:
@@ -35,7 +35,7 @@ def container_procs(init_pid: int) -> list[int]:
         return []
 
 
-def _live_pgrp(pid: int) -> int | None:
+def live_pgrp(pid: int) -> int | None:
     """The process group of ``pid``, or None when it is gone or already a zombie."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -55,7 +55,7 @@ def kill_group(init_pid: int, pgid: int, *, rounds: int = 20) -> int:
     """
     calls = 0
     for _ in range(rounds):
-        members = [p for p in container_procs(init_pid) if p != init_pid and _live_pgrp(p) == pgid]
+        members = [p for p in container_procs(init_pid) if p != init_pid and live_pgrp(p) == pgid]
         if not members:
             break
         try:

@@ -283,11 +283,11 @@ class Sandbox:
     # ------------------------------------------------------------------ processes
     def _sweep(self) -> None:
         """Kill every process the commands left in the container (local service only)."""
-        from ._kill import container_procs, kill_group
+        from ._kill import container_procs, kill_group, live_pgrp
 
         for _ in range(20):
             leftovers = [p for p in container_procs(self._init_pid) if p not in self._baseline]
-            groups = {g for g in map(_pgrp_of, leftovers) if g is not None}
+            groups = {g for g in map(live_pgrp, leftovers) if g is not None}
             if not groups:
                 return
             for group in groups:
@@ -437,12 +437,3 @@ class Sandbox:
                 return int(data["ExitCode"])
             time.sleep(0.005)
         return 137 if killed else -1
-
-
-def _pgrp_of(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return None if fields[0] in ("Z", "X") else int(fields[2])
