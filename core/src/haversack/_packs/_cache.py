@@ -12,6 +12,7 @@ a fresh scan.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -62,9 +63,19 @@ def scan() -> list[Candidate]:
     if cached is not None:
         return cached
     found = _discovery.scan()
-    if not racy:
-        _store(path, key, found)
-    return found
+    if racy:
+        return found
+    # The verdicts are worked out once, stored, and returned with the candidates, so the
+    # compose that asked does not parse the requirements again.
+    judged = [_judged(c) for c in found]
+    _store(path, key, judged)
+    return judged
+
+
+def _judged(candidate: Candidate) -> Candidate:
+    """``candidate`` with its requirement on the core and its verdict filled in."""
+    with_spec = dataclasses.replace(candidate, core_spec=_compat.requirement_on_core(candidate))
+    return dataclasses.replace(with_spec, verdict=_compat.incompatibility(with_spec))
 
 
 def _entries() -> list[str]:
@@ -155,6 +166,7 @@ def _load(path: str, key: list[Any]) -> list[Candidate] | None:
 
 
 def _store(path: str, key: list[Any], found: list[Candidate]) -> None:
+    """Write ``found`` (judged: see :func:`_judged`) under ``key``; never raises."""
     try:
         rows = []
         for c in found:
@@ -168,8 +180,8 @@ def _store(path: str, key: list[Any], found: list[Candidate]) -> None:
                     "requires": list(c.requires),
                     "metadata": metadata,
                     "metadata_mtime": stamp,
-                    "core_spec": _compat.requirement_on_core(c),
-                    "verdict": _compat.incompatibility(c),
+                    "core_spec": c.core_spec,
+                    "verdict": c.verdict,
                 }
             )
         payload = {"key": key, "core_version": _compat.core_version(), "candidates": rows}
