@@ -11,8 +11,9 @@ program pays only for the parts it touches.
 
 from __future__ import annotations
 
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
+
+from ._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._context import ResourceLookup, ToolContext
@@ -198,24 +199,12 @@ __all__ = [
 ]
 
 
+_exported, __dir__ = lazy_exports(globals(), _EXPORTS, rehome=True)
+
+
 def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        if name == "__version__":
-            from importlib.metadata import version
+    if name == "__version__":
+        from importlib.metadata import version
 
-            return version("haversack")
-        raise AttributeError(f"module 'haversack' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module_name, __name__), name)
-    # Show the public home of each name in reprs, tracebacks and docs.
-    if getattr(value, "__module__", "").startswith("haversack._"):
-        with suppress(AttributeError, TypeError):  # aliases of typing constructs refuse
-            value.__module__ = __name__
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+        return version("haversack")
+    return _exported(name)
