@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -65,14 +66,10 @@ def _check(value: object) -> None:
         raise TypeError(f"Policy state holds strings, got {type(value).__name__}.")
 
 
-_EMPTY: list[ValueSet] = []
-
-
+@functools.cache
 def _no_values() -> ValueSet:
     """The shared empty set, built on first use."""
-    if not _EMPTY:
-        _EMPTY.append(ValueSet())
-    return _EMPTY[0]
+    return ValueSet()
 
 
 @dataclass(frozen=True, slots=True)
