@@ -255,3 +255,30 @@ def test_snapshot_restore_is_exact_and_close_removes_storage(fs, ws):
     assert storage.exists()
     fs.close()
     assert not storage.exists()
+
+
+@pytest.mark.parametrize(
+    ("call", "positional", "keywords"),
+    [
+        ("read", ("a.txt",), {"offset": -1}),
+        ("read", ("a.txt",), {"limit": 0}),
+        ("write", ("b.txt", 5), {}),
+        ("write", ("b.txt", "\ud800"), {}),
+        ("edit", ("a.txt", "", "x"), {}),
+        ("edit", ("a.txt", "absent", "x"), {}),
+        ("edit", ("a.txt", "x", "y"), {}),
+        ("edit", ("a.txt", 3, "y"), {}),
+    ],
+)
+def test_bad_input_is_refused_in_the_same_words_as_the_in_memory_workspace(
+    fs, call, positional, keywords
+):
+    from haversack_vfs import InMemoryFilesystem
+
+    messages = []
+    for target in (fs, InMemoryFilesystem()):
+        target.write("a.txt", "x x\n")
+        with pytest.raises(FilesystemError) as info:
+            getattr(target, call)(*positional, **keywords)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
