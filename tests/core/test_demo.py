@@ -246,12 +246,6 @@ def test_sandbox_skipped_when_its_container_cannot_start(demo, fake_podman, monk
 def test_full_demo_with_the_sandbox(demo):
     if os.environ.get("HAVERSACK_SKIP_PODMAN") == "1":
         pytest.skip("HAVERSACK_SKIP_PODMAN=1: Podman tests disabled by the environment")
-    from haversack._packs import compose
-
-    tools = {t.name for t in compose(ns="test", key="demo").render().tools}
-    if "shell_execute" not in tools:
-        pytest.skip("the podman pack does not provide shell_execute yet: nothing to demo")
-
     status, out = demo("--json")
 
     data = json.loads(out)

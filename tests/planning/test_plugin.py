@@ -1,8 +1,8 @@
 """The pack as installed: entry point, hook implementations, and end-to-end runs.
 
 ``test_compose_*`` go through ``haversack.compose`` (the pack system discovering the installed
-distribution). They are skipped while ``haversack.compose`` is not public yet; the
-``test_hooks_*`` tests build the same prompt from the pack's hook implementations directly.
+distribution); the ``test_hooks_*`` tests build the same prompt from the pack's hook
+implementations directly.
 """
 
 from __future__ import annotations
@@ -16,13 +16,8 @@ import pluggy
 import pytest
 
 import haversack
-from haversack import Prompt, Section, Session, ToolExecutor, hookspecs
+from haversack import Prompt, Section, Session, ToolExecutor, compose, hookspecs
 from haversack_planning import Plan, PlanningConfig, PlanRequiredPolicy
-
-compose = getattr(haversack, "compose", None)
-needs_compose = pytest.mark.skipif(
-    compose is None, reason="haversack.compose is not public yet (pack system in progress)"
-)
 
 
 def _entry_point() -> importlib.metadata.EntryPoint:
@@ -121,9 +116,7 @@ def test_import_has_no_side_effects():
     assert out.stdout.strip() == "[]"
 
 
-@needs_compose
 def test_compose_end_to_end():
-    assert compose is not None
     prompt = compose(
         ns="tests",
         key="e2e",
@@ -138,9 +131,7 @@ def test_compose_end_to_end():
         _run_session(executor, session)
 
 
-@needs_compose
 def test_compose_with_prefix_keeps_policy_and_references_right():
-    assert compose is not None
     prompt = compose(
         ns="tests",
         key="e2e",
@@ -155,9 +146,7 @@ def test_compose_with_prefix_keeps_policy_and_references_right():
         _run_session(executor, session, prefix="p_")
 
 
-@needs_compose
 def test_compose_rejects_bad_options():
-    assert compose is not None
     with pytest.raises(haversack.errors.PackConfigError, match="max_steps"):
         compose(
             ns="t", key="k", packs=["planning"], config={"planning": {"max_steps": 0}}, strict=True

@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-from importlib.util import find_spec
 from typing import Any, ClassVar
 
-import pytest
-
 from haversack.testing import PackConformance, assert_pack_conforms
-
-
-def _has_plugin(module: str) -> bool:
-    try:
-        return find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 class TestPlanningConforms(PackConformance):
@@ -33,6 +23,5 @@ def test_planning_conforms_in_one_call():
     assert_pack_conforms("planning", config={"max_steps": 3})
 
 
-@pytest.mark.skipif(not _has_plugin("haversack_vfs.plugin"), reason="no haversack_vfs.plugin yet")
 class TestVfsConforms(PackConformance):
     pack = "vfs"
