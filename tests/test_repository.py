@@ -140,3 +140,31 @@ def test_committed_performance_page_matches_results():
     assert (ROOT / "docs" / "performance.md").read_text() == run["render_markdown"](), (
         "docs/performance.md is stale: run ./dev bench (or python bench/run.py) and commit it"
     )
+
+
+def _private_core_modules() -> set[str]:
+    """Top-most private modules and packages of ``haversack`` (``haversack._x``,
+    ``haversack.filesystem._y``): what a pack must never import."""
+    base = ROOT / "core" / "src"
+    found: set[str] = set()
+    for path in (base / "haversack").rglob("*"):
+        if "__pycache__" in path.parts or path.name.startswith("__"):
+            continue
+        if path.is_file() and path.suffix != ".py":
+            continue
+        if not path.name.startswith("_"):
+            continue
+        found.add(".".join(path.relative_to(base).with_suffix("").parts))
+    return {m for m in found if not any(m.startswith(f"{other}.") for other in found)}
+
+
+def test_packs_public_only_contract_lists_every_private_core_module():
+    """A new private module must join the import contract, or packs could import it."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (contract,) = [
+        c for c in contracts if c["name"] == "Packs import only public haversack modules"
+    ]
+    assert set(contract["forbidden_modules"]) == _private_core_modules()

@@ -1,11 +1,11 @@
-"""The project's one glob dialect: each rule of ``haversack._glob`` pinned."""
+"""The project's one glob dialect: each rule of ``haversack.filesystem`` pinned."""
 
 from __future__ import annotations
 
 import pytest
 
-from haversack._glob import GlobMatcher, compile_glob
 from haversack.errors import InvalidPathError
+from haversack.filesystem import GlobMatcher, compile_glob
 
 
 def matches(pattern: str, paths: list[str]) -> list[str]:

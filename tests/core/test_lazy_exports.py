@@ -1,4 +1,4 @@
-"""``haversack._lazy.lazy_exports``: the packs' PEP 562 package attributes."""
+"""``haversack.lazy.lazy_exports``: the packs' PEP 562 package attributes."""
 
 from __future__ import annotations
 

@@ -60,6 +60,8 @@ def test_public_classes_show_a_public_module(name: str) -> None:
     module = getattr(haversack, name).__module__
     if module.startswith("haversack.errors"):
         assert module == "haversack.errors"  # the error tree's own public home
+    elif module.startswith("haversack.filesystem"):
+        assert module == "haversack.filesystem"  # the filesystem contract's public home
     else:
         assert module == "haversack", f"{name} shows {module}"
 
@@ -96,3 +98,17 @@ def test_import_haversack_does_not_import_pydantic() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == ""
+
+
+def test_filesystem_contract_has_one_public_home() -> None:
+    """The protocol and its helpers live in ``haversack.filesystem``; the top level re-exports
+    the protocol's names from there."""
+    from haversack import filesystem
+
+    assert haversack.Filesystem is filesystem.Filesystem
+    assert haversack.normalize_path is filesystem.normalize_path
+    assert filesystem.__all__ == sorted(filesystem.__all__)
+    for name in filesystem.__all__:
+        value = getattr(filesystem, name)
+        if isinstance(value, type) or inspect.isfunction(value):
+            assert value.__module__ == "haversack.filesystem", name

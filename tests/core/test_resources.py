@@ -7,9 +7,9 @@ from typing import Protocol
 
 import pytest
 
-from haversack._filesystem import Snapshottable
 from haversack._resources import Binding, ResourceRegistry, Resources, Scope
 from haversack.errors import NameConflictError, ResourceError
+from haversack.filesystem import Snapshottable
 
 
 class Config:

@@ -7,13 +7,14 @@ import pytest
 from haversack import FileStat, Filesystem, ReadWindow, Snapshottable
 from haversack.errors import (
     FilesystemLimitError,
+    InvalidArgumentError,
     InvalidPathError,
     PathExistsError,
     PathKindError,
     PathNotFoundError,
     ReadOnlyFilesystemError,
 )
-from haversack_vfs import InMemoryFilesystem, InvalidArgumentError
+from haversack_vfs import InMemoryFilesystem
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def test_write_create_returns_utf8_bytes_and_creates_parents(fs):
 
 def test_write_create_refuses_existing_file(fs):
     fs.write("a.txt", "one")
-    with pytest.raises(PathExistsError, match=r"already exists.*edit.*overwrite") as info:
+    with pytest.raises(PathExistsError, match=r"already exists. Edit it.*overwrite") as info:
         fs.write("a.txt", "two")
     assert info.value.path == "a.txt"
     assert fs.read_text("a.txt") == "one"
@@ -164,7 +165,8 @@ def test_read_rejects_bad_windows(fs):
 
 
 def test_read_missing_and_directory(fs):
-    with pytest.raises(PathNotFoundError, match=r"/workspace/nope.*list or glob") as info:
+    missing = r"/workspace/nope. List its parent directory or search with a glob"
+    with pytest.raises(PathNotFoundError, match=missing) as info:
         fs.read("nope")
     assert info.value.path == "nope"
     fs.mkdir("d")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from haversack._paths import MAX_PATH_DEPTH, MAX_SEGMENT_LENGTH
 from haversack.errors import InvalidPathError
+from haversack.filesystem import MAX_PATH_DEPTH, MAX_SEGMENT_LENGTH
 from haversack_vfs import InMemoryFilesystem
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 
 from haversack import GrepMatch, GrepResult
-from haversack.errors import FilesystemError, InvalidPathError, PathKindError, PathNotFoundError
-from haversack_vfs import (
-    GrepPattern,
-    InMemoryFilesystem,
+from haversack.errors import (
+    FilesystemError,
     InvalidArgumentError,
+    InvalidPathError,
     InvalidPatternError,
-    compile_grep_pattern,
-    grep_texts,
+    PathKindError,
+    PathNotFoundError,
 )
+from haversack.filesystem import GrepPattern, compile_grep_pattern, grep_texts
+from haversack_vfs import InMemoryFilesystem
 
 
 @pytest.fixture

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._lazy import lazy_exports
+from .lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._context import ResourceLookup, ToolContext
     from ._deadline import Deadline
     from ._events import CallOutcome, ToolInvoked
     from ._executor import ToolExecutor
-    from ._filesystem import FileStat, Filesystem, GrepMatch, GrepResult, ReadWindow, Snapshottable
     from ._markdown import MarkdownSection
     from ._packs import Conflict, PackInfo, PackReport, PackStatus, compose, discover
-    from ._paths import normalize_path
     from ._policy import PolicyDecision, ToolPolicy
     from ._prompt import Prompt, RenderedPrompt
     from ._read_before_write import ReadBeforeWritePolicy
@@ -65,6 +63,15 @@ if TYPE_CHECKING:
         ResourceError,
         ToolValidationError,
     )
+    from .filesystem import (
+        FileStat,
+        Filesystem,
+        GrepMatch,
+        GrepResult,
+        ReadWindow,
+        Snapshottable,
+        normalize_path,
+    )
     from .hookspecs import hookimpl
 
 #: Public name -> the private module that defines it.
@@ -77,10 +84,10 @@ _EXPORTS: dict[str, str] = {
     "Deadline": "._deadline",
     "DeadlineExceededError": ".errors",
     "Extend": "._session",
-    "FileStat": "._filesystem",
-    "Filesystem": "._filesystem",
-    "GrepMatch": "._filesystem",
-    "GrepResult": "._filesystem",
+    "FileStat": ".filesystem",
+    "Filesystem": ".filesystem",
+    "GrepMatch": ".filesystem",
+    "GrepResult": ".filesystem",
     "HaversackError": ".errors",
     "MarkdownSection": "._markdown",
     "NameConflictError": ".errors",
@@ -96,7 +103,7 @@ _EXPORTS: dict[str, str] = {
     "PromptRenderError": ".errors",
     "PromptValidationError": ".errors",
     "ReadBeforeWritePolicy": "._read_before_write",
-    "ReadWindow": "._filesystem",
+    "ReadWindow": ".filesystem",
     "Reducer": "._session",
     "RenderedPrompt": "._prompt",
     "Replace": "._session",
@@ -114,7 +121,7 @@ _EXPORTS: dict[str, str] = {
     "SliceOp": "._session",
     "SlicePolicy": "._session",
     "SliceView": "._session",
-    "Snapshottable": "._filesystem",
+    "Snapshottable": ".filesystem",
     "Tool": "._tool",
     "ToolAnnotations": "._tool",
     "ToolCallScope": "._resources",
@@ -129,7 +136,7 @@ _EXPORTS: dict[str, str] = {
     "compose": "._packs",
     "discover": "._packs",
     "hookimpl": ".hookspecs",
-    "normalize_path": "._paths",
+    "normalize_path": ".filesystem",
     "tool": "._tool",
 }
 

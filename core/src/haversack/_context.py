@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ._filesystem import Filesystem
+from .filesystem._protocol import Filesystem
 
 if TYPE_CHECKING:
     from ._deadline import Deadline
@@ -43,6 +43,20 @@ class ToolContext:
     deadline: Deadline | None = None
     tool: Tool[Any, Any] | None = None
     call_id: str | None = None
+
+    def tool_name(self, original: str) -> str:
+        """The name that the tool originally called ``original`` has in the prompt being run.
+
+        A composed pack may be prefixed or renamed, so a message naming another tool of the
+        same pack asks here instead of spelling the original name. Unknown names come back
+        unchanged. Only messages need names, so nothing is cached.
+        """
+        rendered = self.rendered_prompt
+        tools = rendered.tools if rendered is not None else self.prompt.tools
+        for candidate in tools:
+            if candidate.original_name == original:
+                return candidate.name
+        return original
 
     @property
     def filesystem(self) -> Filesystem:

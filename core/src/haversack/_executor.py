@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from . import serde
 from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked
-from ._filesystem import Snapshottable
 from ._result import ToolResult
 from ._turn import Turns
 from .errors import HaversackError, PromptEvaluationError, ToolValidationError
+from .filesystem._protocol import Snapshottable
 
 if TYPE_CHECKING:
     from ._deadline import Deadline

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ._filesystem import Filesystem
 from ._policy import PolicyDecision
 from ._policy_state import add_policy_value, policy_values
 from .errors import FilesystemError
+from .filesystem._protocol import Filesystem
 
 if TYPE_CHECKING:
     from ._context import ToolContext

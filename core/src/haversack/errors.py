@@ -16,7 +16,9 @@ A tool failing at run time never raises into the evaluation: the executor turns 
     │       ├── PathExistsError (FileExistsError)
     │       ├── PathKindError                       file where a directory is needed, or back
     │       ├── FilesystemLimitError                a size, count or budget limit is exceeded
-    │       └── ReadOnlyFilesystemError (PermissionError)
+    │       ├── ReadOnlyFilesystemError (PermissionError)
+    │       └── InvalidArgumentError                another argument is unusable (offset, text)
+    │           └── InvalidPatternError             a grep pattern does not compile
     ├── PromptEvaluationError (RuntimeError)        the evaluation itself must stop
     │   └── DeadlineExceededError
     ├── ResourceError (LookupError)                 a resource is unbound or cannot be built
@@ -34,7 +36,9 @@ __all__ = [
     "FilesystemError",
     "FilesystemLimitError",
     "HaversackError",
+    "InvalidArgumentError",
     "InvalidPathError",
+    "InvalidPatternError",
     "NameConflictError",
     "PackConfigError",
     "PackError",
@@ -163,6 +167,14 @@ class FilesystemLimitError(FilesystemError):
 
 class ReadOnlyFilesystemError(FilesystemError, PermissionError):
     """The filesystem (or this part of it) cannot be written."""
+
+
+class InvalidArgumentError(FilesystemError):
+    """An argument other than the path is unusable: negative offset, bad content, empty text."""
+
+
+class InvalidPatternError(InvalidArgumentError):
+    """A grep regular expression does not compile (or uses syntax the engine refuses)."""
 
 
 class PromptEvaluationError(HaversackError, RuntimeError):

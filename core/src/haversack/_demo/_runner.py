@@ -184,7 +184,7 @@ def _signature(tool: Any) -> str:
 
 def _seed(executor: ToolExecutor, scenario: Scenario) -> None:
     """Put the seed files in the workspace, as a checked-out project would be."""
-    from haversack._filesystem import Filesystem
+    from haversack.filesystem import Filesystem
 
     filesystem = executor.resources.get_optional(Filesystem)  # type: ignore[type-abstract]
     if filesystem is None:

@@ -6,8 +6,8 @@ import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from haversack._filesystem import Snapshottable
 from haversack.errors import ResourceError
+from haversack.filesystem._protocol import Snapshottable
 
 from ._binding import Binding, Scope, _conforms, describe, type_name
 from ._registry import unbound_error

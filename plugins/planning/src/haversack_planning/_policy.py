@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from haversack import PolicyDecision, ToolContext
 
-from ._names import name_resolver
 from ._store import current_plan
 
 if TYPE_CHECKING:
@@ -42,7 +41,7 @@ class PlanRequiredPolicy:
         """Allow setup and unrelated tools; allow the others once a plan exists."""
         if tool.original_name not in _GATED or current_plan(context.session) is not None:
             return PolicyDecision.allow()
-        setup = name_resolver(context)(_SETUP)
+        setup = context.tool_name(_SETUP)
         return PolicyDecision.deny(
             f"there is no plan yet, so {tool.name} cannot run. Call {setup} with an objective "
             "(and, optionally, the first steps), then retry."

@@ -8,7 +8,6 @@ from haversack import Tool, ToolAnnotations, ToolContext, ToolExample, ToolResul
 
 from ._config import PlanningConfig
 from ._model import FULL_PLAN_STEPS, Plan, PlanStep, PlanUpdate
-from ._names import name_resolver
 from ._ops import Change, add_steps, require_plan, setup_plan, update_step
 from ._params import AddStepParams, SetupPlanParams, UpdateStepParams
 from ._store import current_plan, save_plan
@@ -38,7 +37,7 @@ def _commit(change: Change, context: ToolContext) -> ToolResult[PlanUpdate]:
     save_plan(context.session, change.plan)
     message = change.message
     if len(change.plan.steps) > FULL_PLAN_STEPS:
-        read = name_resolver(context)("planning_read_plan")
+        read = context.tool_name("planning_read_plan")
         message += f" Call {read} to see every step."
     return ToolResult.ok(PlanUpdate(change.plan, change.changed), message)
 
@@ -55,20 +54,20 @@ def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Any]
 
     def setup(params: SetupPlanParams, *, context: ToolContext) -> ToolResult[Plan]:
         previous = current_plan(context.session)
-        change = setup_plan(previous, params, cfg, name_resolver(context))
+        change = setup_plan(previous, params, cfg, context.tool_name)
         save_plan(context.session, change.plan)
         return ToolResult.ok(change.plan, change.message)
 
     def add(params: AddStepParams, *, context: ToolContext) -> ToolResult[PlanUpdate]:
         plan = current_plan(context.session)
-        return _commit(add_steps(plan, params, cfg, name_resolver(context)), context)
+        return _commit(add_steps(plan, params, cfg, context.tool_name), context)
 
     def update(params: UpdateStepParams, *, context: ToolContext) -> ToolResult[PlanUpdate]:
         plan = current_plan(context.session)
-        return _commit(update_step(plan, params, cfg, name_resolver(context)), context)
+        return _commit(update_step(plan, params, cfg, context.tool_name), context)
 
     def read(params: None, *, context: ToolContext) -> ToolResult[Plan]:
-        plan = require_plan(current_plan(context.session), name_resolver(context))
+        plan = require_plan(current_plan(context.session), context.tool_name)
         return ToolResult.ok(plan, "The current plan:")
 
     tools: tuple[Tool[Any, Any], ...] = (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from haversack._lazy import lazy_exports
+from haversack.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._cleanup import CleanupReport, cleanup

@@ -9,8 +9,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from haversack._paths import normalize_path
 from haversack.errors import PackConfigError
+from haversack.filesystem import normalize_path
 
 __all__ = ["BUSYBOX_IMAGE", "PYTHON_IMAGE", "SandboxConfig", "parse_bytes"]
 

@@ -14,17 +14,12 @@ from __future__ import annotations
 
 import builtins
 import os
-import re
 import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from haversack import FileStat, GrepResult, ReadWindow, normalize_path
-from haversack._filesystem import WriteMode
-from haversack._glob import compile_glob
-from haversack._paths import WORKSPACE_MOUNT
 from haversack.errors import (
     FilesystemError,
     FilesystemLimitError,
@@ -33,17 +28,32 @@ from haversack.errors import (
     PathKindError,
     PathNotFoundError,
 )
-from haversack_vfs import (
-    DEFAULT_MAX_FILE_BYTES,  # the file tools' limit here is the VFS's (16 MiB)
-    InvalidArgumentError,
+from haversack.filesystem import (
+    DEFAULT_MAX_FILE_BYTES,
+    WORKSPACE_MOUNT,
+    FileStat,
+    GrepResult,
+    ReadWindow,
+    WriteMode,
+    check_new_name,
     check_old_text,
     check_window,
+    check_write_mode,
+    compile_glob,
     compile_grep_pattern,
     count_lines,
+    directory_write_error,
     encode_text,
+    exists_error,
+    file_size_error,
     grep_texts,
     line_window,
+    missing_error,
+    normalize_path,
+    not_a_directory_error,
+    not_a_file_error,
     replace_exact,
+    root_write_error,
 )
 
 from ._errors import WorkspaceEscapeError
@@ -52,8 +62,6 @@ from ._snapshot import WorkspaceSnapshotter
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "HostFilesystem"]
 
 
-_WRITE_MODES: Final = ("create", "overwrite", "append")
-_EDGE_SPACE: Final = re.compile(r"(?:^|/)\s|\s(?:/|$)")
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _WRITE_FLAGS: Final = {
     "create": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
@@ -190,12 +198,8 @@ class HostFilesystem:
             path=p,
         )
 
-    def _missing(self, p: str) -> PathNotFoundError:
-        return PathNotFoundError(
-            f"Nothing exists at {self.display(p)}. Use list or glob to see which files and "
-            "directories exist.",
-            path=p,
-        )
+    def _missing(self, p: str) -> FilesystemError:
+        return missing_error(p, self.display(p))
 
     def list(self, path: str = "") -> tuple[FileStat, ...]:
         """Direct children of the directory at ``path``, sorted by name. Symbolic links that
@@ -233,9 +237,7 @@ class HostFilesystem:
         real = self._real(p)
         st = self._stat_result(p)
         if not stat.S_ISDIR(st.st_mode):
-            raise PathKindError(
-                f"{self.display(p)} is a file, not a directory; give a directory path.", path=p
-            )
+            raise not_a_directory_error(p, self.display(p))
         return real
 
     def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> ReadWindow:
@@ -275,10 +277,7 @@ class HostFilesystem:
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
-                raise PathKindError(
-                    f"{self.display(p)} is a directory, not a file; use list to see its entries.",
-                    path=p,
-                )
+                raise not_a_file_error(p, self.display(p))
             if not stat.S_ISREG(st.st_mode):
                 self._stat(p, st)  # raises: special file
             if st.st_size > self.max_file_bytes:
@@ -308,7 +307,7 @@ class HostFilesystem:
 
     def glob(self, pattern: str, *, path: str = "") -> tuple[str, ...]:
         """Files under the directory ``path`` whose path relative to it matches ``pattern``
-        (the dialect of :func:`haversack._glob.compile_glob`); normalised paths, sorted."""
+        (the dialect of :func:`haversack.filesystem.compile_glob`); normalised paths, sorted."""
         base = self.normalize(path)
         self._directory(base)
         matcher = compile_glob(pattern, mount_point=self._mount_point)
@@ -399,17 +398,11 @@ class HostFilesystem:
         extends or creates; ``parents`` creates missing parent directories.
         """
         p = self.normalize(path)
-        if mode not in _WRITE_MODES:
-            raise InvalidArgumentError(
-                f"mode must be one of 'create', 'overwrite' or 'append', got {mode!r}.", path=p
-            )
+        check_write_mode(mode, p)
         data = encode_text(content, path=p)
         if not p:
-            raise PathKindError(
-                "The workspace root is a directory; write to a file path such as 'notes.txt'.",
-                path=p,
-            )
-        self._check_name(p)
+            raise root_write_error()
+        check_new_name(p, self.display(p))
         parent = p.rpartition("/")[0]
         self._ensure_dir(parent, parents=parents)
         real = self._real(p)
@@ -420,25 +413,13 @@ class HostFilesystem:
             st = None
         if st is not None:
             if stat.S_ISDIR(st.st_mode):
-                raise PathKindError(
-                    f"{self.display(p)} is a directory; write to a file inside it, such as "
-                    f"{self.display(_join(p, 'file.txt'))}.",
-                    path=p,
-                )
+                raise directory_write_error(p, self.display(p), self.display(_join(p, "file.txt")))
             self._stat(p, st)  # special files are refused
             if mode == "create":
-                raise PathExistsError(
-                    f"{self.display(p)} already exists. Use edit to change part of it, or "
-                    "write with mode 'overwrite' to replace it or 'append' to add to its end.",
-                    path=p,
-                )
+                raise exists_error(p, self.display(p))
             existing = st.st_size if mode == "append" else 0
         if existing + len(data) > self.max_file_bytes:
-            raise FilesystemLimitError(
-                f"{self.display(p)} would be {existing + len(data)} bytes; the limit for one "
-                f"file is {self.max_file_bytes} bytes. Split the content into smaller files.",
-                path=p,
-            )
+            raise file_size_error(p, self.display(p), existing + len(data), self.max_file_bytes)
         try:
             fd = os.open(real, _WRITE_FLAGS[mode] | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except FileExistsError:
@@ -480,7 +461,7 @@ class HostFilesystem:
             if exist_ok:
                 return
             raise PathExistsError("The workspace root already exists.", path=p)
-        self._check_name(p)
+        check_new_name(p, self.display(p))
         real = self._real(p)
         try:
             st = os.stat(real, follow_symlinks=False)
@@ -562,15 +543,6 @@ class HostFilesystem:
         shutil.rmtree(host)
         removed.sort()
         return tuple(removed)
-
-    def _check_name(self, p: str) -> None:
-        match = _EDGE_SPACE.search(p)
-        if match is not None:
-            raise InvalidPathError(
-                f"A name in {self.display(p)} starts or ends with whitespace, so it could not "
-                "be named reliably; choose a name without it.",
-                path=p,
-            )
 
     def __repr__(self) -> str:
         return f"HostFilesystem({self._root!r})"

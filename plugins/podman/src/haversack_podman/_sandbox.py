@@ -13,8 +13,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
-from haversack._paths import normalize_path
 from haversack.errors import PathNotFoundError, ToolValidationError
+from haversack.filesystem import normalize_path
 
 from ._config import SandboxConfig
 from ._errors import SandboxError

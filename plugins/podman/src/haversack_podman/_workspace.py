@@ -7,8 +7,8 @@ import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from haversack._paths import normalize_path
 from haversack.errors import PathNotFoundError
+from haversack.filesystem import normalize_path
 
 __all__ = ["chown_tree", "copy_into_workspace", "create_workspace", "remove_workspace"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from haversack._lazy import lazy_exports
+from haversack.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._config import (
@@ -20,8 +20,6 @@ if TYPE_CHECKING:
         DEFAULT_MAX_WRITE_BYTES,
         VfsConfig,
     )
-    from ._errors import InvalidArgumentError, InvalidPatternError
-    from ._grep import GrepPattern, compile_grep_pattern, grep_texts
     from ._limits import (
         DEFAULT_MAX_DIRECTORIES,
         DEFAULT_MAX_FILE_BYTES,
@@ -59,14 +57,6 @@ if TYPE_CHECKING:
         WriteFileResult,
     )
     from ._section import SECTION_KEY, vfs_section
-    from ._text import (
-        check_old_text,
-        check_window,
-        count_lines,
-        encode_text,
-        line_window,
-        replace_exact,
-    )
     from ._tools import TOOL_NAMES, vfs_tools
     from ._workspace import build_workspace, workspace_binding
 
@@ -88,12 +78,9 @@ _EXPORTS: dict[str, str] = {
     "GlobResult": "._results",
     "GrepHit": "._results",
     "GrepParams": "._params",
-    "GrepPattern": "._grep",
     "GrepResult": "._results",
     "HostMount": "._mounts",
     "InMemoryFilesystem": "._memory",
-    "InvalidArgumentError": "._errors",
-    "InvalidPatternError": "._errors",
     "ListEntry": "._results",
     "ListParams": "._params",
     "ListResult": "._results",
@@ -112,15 +99,7 @@ _EXPORTS: dict[str, str] = {
     "WriteFileParams": "._params",
     "WriteFileResult": "._results",
     "build_workspace": "._workspace",
-    "check_old_text": "._text",
-    "check_window": "._text",
-    "compile_grep_pattern": "._grep",
-    "count_lines": "._text",
-    "encode_text": "._text",
-    "grep_texts": "._grep",
-    "line_window": "._text",
     "load_host_mounts": "._mounts",
-    "replace_exact": "._text",
     "vfs_section": "._section",
     "vfs_tools": "._tools",
     "workspace_binding": "._workspace",
@@ -144,12 +123,9 @@ __all__ = [
     "GlobResult",
     "GrepHit",
     "GrepParams",
-    "GrepPattern",
     "GrepResult",
     "HostMount",
     "InMemoryFilesystem",
-    "InvalidArgumentError",
-    "InvalidPatternError",
     "ListEntry",
     "ListParams",
     "ListResult",
@@ -168,15 +144,7 @@ __all__ = [
     "WriteFileParams",
     "WriteFileResult",
     "build_workspace",
-    "check_old_text",
-    "check_window",
-    "compile_grep_pattern",
-    "count_lines",
-    "encode_text",
-    "grep_texts",
-    "line_window",
     "load_host_mounts",
-    "replace_exact",
     "vfs_section",
     "vfs_tools",
     "workspace_binding",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
+# The per-file limit is the filesystem contract's, shared with every workspace.
+from haversack.filesystem import DEFAULT_MAX_FILE_BYTES
+
 __all__ = [
     "DEFAULT_MAX_DIRECTORIES",
     "DEFAULT_MAX_FILES",
@@ -11,8 +14,6 @@ __all__ = [
     "DEFAULT_MAX_TOTAL_BYTES",
 ]
 
-#: Largest single file, in UTF-8 bytes (16 MiB).
-DEFAULT_MAX_FILE_BYTES: Final = 16 * 1024 * 1024
 #: Largest total of all files, in UTF-8 bytes (256 MiB).
 DEFAULT_MAX_TOTAL_BYTES: Final = 256 * 1024 * 1024
 #: Most files the workspace holds.

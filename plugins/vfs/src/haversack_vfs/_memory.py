@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import builtins
-import re
 from collections.abc import Iterator
-from typing import Final
 
-from haversack import FileStat, GrepResult, ReadWindow, normalize_path
-from haversack._filesystem import WriteMode
-from haversack._glob import compile_glob
-from haversack._paths import WORKSPACE_MOUNT
 from haversack.errors import (
     FilesystemError,
     FilesystemLimitError,
@@ -20,9 +14,33 @@ from haversack.errors import (
     PathNotFoundError,
     ReadOnlyFilesystemError,
 )
+from haversack.filesystem import (
+    WORKSPACE_MOUNT,
+    FileStat,
+    GrepResult,
+    ReadWindow,
+    WriteMode,
+    check_new_name,
+    check_old_text,
+    check_window,
+    check_write_mode,
+    compile_glob,
+    compile_grep_pattern,
+    count_lines,
+    directory_write_error,
+    exists_error,
+    file_size_error,
+    grep_texts,
+    line_window,
+    missing_error,
+    normalize_path,
+    not_a_directory_error,
+    not_a_file_error,
+    replace_exact,
+    root_write_error,
+    utf8_size,
+)
 
-from ._errors import InvalidArgumentError
-from ._grep import compile_grep_pattern, grep_texts
 from ._limits import (
     DEFAULT_MAX_DIRECTORIES,
     DEFAULT_MAX_FILE_BYTES,
@@ -30,21 +48,8 @@ from ._limits import (
     DEFAULT_MAX_TOTAL_BYTES,
 )
 from ._nodes import EMPTY_DIR, DirNode, FileNode, Node, State, child_path, parent_and_name
-from ._text import (
-    check_old_text,
-    check_window,
-    count_lines,
-    line_window,
-    replace_exact,
-    utf8_size,
-)
 
 __all__ = ["InMemoryFilesystem"]
-
-_WRITE_MODES: Final = ("create", "overwrite", "append")
-# A name starting or ending with whitespace could never be named again: normalisation strips
-# the whole path, so "notes " and "notes" are one spelling. Such names are not created.
-_EDGE_SPACE: Final = re.compile(r"(?:^|/)\s|\s(?:/|$)")
 
 
 def _path_key(item: tuple[str, FileNode]) -> str:
@@ -301,34 +306,20 @@ class InMemoryFilesystem:
         """
         p = self.normalize(path)
         self._check_writable(p)
-        if mode not in _WRITE_MODES:
-            raise InvalidArgumentError(
-                f"mode must be one of 'create', 'overwrite' or 'append', got {mode!r}.", path=p
-            )
+        check_write_mode(mode, p)
         size = utf8_size(content, path=p)
         if not p:
-            raise PathKindError(
-                "The workspace root is a directory; write to a file path such as 'notes.txt'.",
-                path=p,
-            )
+            raise root_write_error()
         change = _Change(self._state)
         old = change.get(p)
         if isinstance(old, DirNode):
-            raise PathKindError(
-                f"{self.display(p)} is a directory; write to a file inside it, such as "
-                f"{self.display(child_path(p, 'file.txt'))}.",
-                path=p,
-            )
+            raise directory_write_error(p, self.display(p), self.display(child_path(p, "file.txt")))
         if old is None:
-            self._check_new_name(p)
+            check_new_name(p, self.display(p))
             self._make_parents(change, p, parents)
             node = FileNode(content, size)
         elif mode == "create":
-            raise PathExistsError(
-                f"{self.display(p)} already exists. Use edit to change part of it, or write "
-                "with mode 'overwrite' to replace it or 'append' to add to its end.",
-                path=p,
-            )
+            raise exists_error(p, self.display(p))
         elif mode == "append":
             node = FileNode(old.content + content, old.size + size)
         else:
@@ -373,7 +364,7 @@ class InMemoryFilesystem:
             if exist_ok:
                 return
             raise PathExistsError(f"The directory {self.display(p)} already exists.", path=p)
-        self._check_new_name(p)
+        check_new_name(p, self.display(p))
         change = _Change(self._state)
         self._make_parents(change, p, parents)
         change.add_dir(p)
@@ -422,28 +413,19 @@ class InMemoryFilesystem:
     def _node(self, p: str) -> Node:
         node = self._state.nodes.get(p)
         if node is None:
-            raise PathNotFoundError(
-                f"Nothing exists at {self.display(p)}. Use list or glob to see which files and "
-                "directories exist.",
-                path=p,
-            )
+            raise missing_error(p, self.display(p))
         return node
 
     def _file(self, p: str) -> FileNode:
         node = self._node(p)
         if isinstance(node, DirNode):
-            raise PathKindError(
-                f"{self.display(p)} is a directory, not a file; use list to see its entries.",
-                path=p,
-            )
+            raise not_a_file_error(p, self.display(p))
         return node
 
     def _directory(self, p: str) -> DirNode:
         node = self._node(p)
         if isinstance(node, FileNode):
-            raise PathKindError(
-                f"{self.display(p)} is a file, not a directory; give a directory path.", path=p
-            )
+            raise not_a_directory_error(p, self.display(p))
         return node
 
     @staticmethod
@@ -517,18 +499,6 @@ class InMemoryFilesystem:
         for directory in reversed(missing):
             change.add_dir(directory)
 
-    def _check_new_name(self, p: str) -> None:
-        match = _EDGE_SPACE.search(p)
-        if match is not None:
-            start = p.rfind("/", 0, match.start() + 1) + 1
-            end = p.find("/", start)
-            segment = p[start:] if end < 0 else p[start:end]
-            raise InvalidPathError(
-                f"The name {segment!r} in {self.display(p)} starts or ends with whitespace, so "
-                "it could not be named reliably; choose a name without it.",
-                path=p,
-            )
-
     def _check_writable(self, p: str) -> None:
         if self.read_only:
             raise ReadOnlyFilesystemError(
@@ -537,11 +507,7 @@ class InMemoryFilesystem:
 
     def _check_file_size(self, p: str, size: int) -> None:
         if size > self.max_file_bytes:
-            raise FilesystemLimitError(
-                f"{self.display(p)} would be {size} bytes; the limit for one file is "
-                f"{self.max_file_bytes} bytes. Split the content into several smaller files.",
-                path=p,
-            )
+            raise file_size_error(p, self.display(p), size, self.max_file_bytes)
 
     def _commit(self, change: _Change, p: str) -> None:
         if change.total_bytes > self.max_total_bytes:

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from haversack import Filesystem
-from haversack._glob import GlobMatcher, compile_glob
 from haversack.errors import (
     FilesystemLimitError,
     InvalidPathError,
     PackConfigError,
     PathExistsError,
 )
+from haversack.filesystem import GlobMatcher, compile_glob
 
 __all__ = [
     "DEFAULT_MOUNT_MAX_BYTES",
@@ -39,7 +39,7 @@ class HostMount:
     ``host_path`` is absolute, or relative to the first allowed root that holds it.
     ``mount_path`` is the workspace directory receiving the contents (``""`` = the root;
     a single file lands inside it under its own name). ``include`` / ``exclude`` are
-    :func:`haversack._glob.compile_glob` patterns matched against paths relative to
+    :func:`haversack.filesystem.compile_glob` patterns matched against paths relative to
     ``host_path`` (no ``include`` means everything; ``exclude`` wins). ``max_bytes`` caps the
     UTF-8 bytes loaded by this mount.
     """

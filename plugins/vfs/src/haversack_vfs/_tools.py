@@ -15,14 +15,14 @@ from typing import Any, Final
 from haversack import Filesystem, Tool, ToolAnnotations, ToolContext, ToolResult
 from haversack.errors import (
     FilesystemLimitError,
+    InvalidArgumentError,
     InvalidPathError,
     PathExistsError,
     PathKindError,
 )
+from haversack.filesystem import count_lines, utf8_size
 
 from ._config import VfsConfig
-from ._errors import InvalidArgumentError
-from ._names import tool_name
 from ._params import (
     EditFileParams,
     GlobParams,
@@ -43,7 +43,6 @@ from ._results import (
     RemoveResult,
     WriteFileResult,
 )
-from ._text import count_lines, utf8_size
 
 __all__ = ["TOOL_NAMES", "vfs_tools"]
 
@@ -212,9 +211,9 @@ class _VfsTools:
                     f"{shown}/notes.txt.",
                     path=p,
                 )
-            read, edit, rm = (tool_name(context, n) for n in ("read_file", "edit_file", "rm"))
+            read, edit, rm = (context.tool_name(n) for n in ("read_file", "edit_file", "rm"))
             raise PathExistsError(
-                f"{shown} already exists and {tool_name(context, 'write_file')} only creates new "
+                f"{shown} already exists and {context.tool_name('write_file')} only creates new "
                 f"files. To change it, call {read} and then {edit}; to replace it entirely, "
                 f"call {rm} first.",
                 path=p,
@@ -242,7 +241,7 @@ class _VfsTools:
         if not old:
             raise InvalidArgumentError(
                 "old_string must not be empty: copy the exact text to replace from the file. "
-                f"To create a file use {tool_name(context, 'write_file')}.",
+                f"To create a file use {context.tool_name('write_file')}.",
                 path=p,
             )
         if old == new:
@@ -292,7 +291,7 @@ class _VfsTools:
                 "whitespace exactly, or leave it out of old_string."
             )
         return (
-            f"{message} Call {tool_name(context, 'read_file')} to see the current text and copy "
+            f"{message} Call {context.tool_name('read_file')} to see the current text and copy "
             "it exactly, including indentation, whitespace and line endings."
         )
 
@@ -386,7 +385,7 @@ class _VfsTools:
         if not p:
             raise InvalidPathError(
                 "The workspace root cannot be removed; remove the entries inside it instead "
-                f"({tool_name(context, 'ls')} shows them).",
+                f"({context.tool_name('ls')} shows them).",
                 path=p,
             )
         kind = fs.stat(p).kind

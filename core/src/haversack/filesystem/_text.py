@@ -3,7 +3,7 @@ encoding and sizes, line windows (a line ends at ``\\n``, ending kept), exact re
 
 from __future__ import annotations
 
-from ._errors import InvalidArgumentError
+from haversack.errors import InvalidArgumentError
 
 __all__ = [
     "check_old_text",

@@ -30,8 +30,9 @@ import re
 from functools import lru_cache
 from typing import Final
 
+from haversack.errors import InvalidPathError
+
 from ._paths import WORKSPACE_MOUNT, normalize_path
-from .errors import InvalidPathError
 
 __all__ = ["GlobMatcher", "compile_glob"]
 

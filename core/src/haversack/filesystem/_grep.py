@@ -18,9 +18,9 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any, Final, Protocol
 
-from haversack import GrepMatch, GrepResult
+from haversack.errors import InvalidArgumentError, InvalidPatternError
 
-from ._errors import InvalidArgumentError, InvalidPatternError
+from ._protocol import GrepMatch, GrepResult
 
 __all__ = ["GrepPattern", "compile_grep_pattern", "grep_texts"]
 

@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 from typing import Final
 
-from .errors import InvalidPathError
+from haversack.errors import InvalidPathError
 
 __all__ = ["MAX_PATH_DEPTH", "MAX_SEGMENT_LENGTH", "WORKSPACE_MOUNT", "normalize_path"]
 
