@@ -12,6 +12,7 @@ A tool failing at run time never raises into the evaluation: the executor turns 
     ├── ToolValidationError (ValueError)            tool arguments or tool input are invalid
     │   └── FilesystemError                         a filesystem operation cannot be done
     │       ├── InvalidPathError                    the path breaks a path rule
+    │       │   └── LinkRefusedError                a component is a symbolic link
     │       ├── PathNotFoundError (FileNotFoundError)
     │       ├── PathExistsError (FileExistsError)
     │       ├── PathKindError                       file where a directory is needed, or back
@@ -39,6 +40,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidPathError",
     "InvalidPatternError",
+    "LinkRefusedError",
     "NameConflictError",
     "PackConfigError",
     "PackError",
@@ -147,6 +149,11 @@ class FilesystemError(ToolValidationError):
 
 class InvalidPathError(FilesystemError):
     """The path escapes the workspace or breaks a depth, length or character rule."""
+
+
+class LinkRefusedError(InvalidPathError):
+    """A component of the path is a symbolic link: host-side file operations never follow one
+    (a link, or a directory swapped for one mid-operation, could lead out of the workspace)."""
 
 
 class PathNotFoundError(FilesystemError, FileNotFoundError):

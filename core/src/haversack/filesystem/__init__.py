@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from haversack.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ._beneath import Beneath
     from ._glob import GlobMatcher, compile_glob
     from ._grep import GrepPattern, compile_grep_pattern, grep_texts
     from ._paths import MAX_PATH_DEPTH, MAX_SEGMENT_LENGTH, WORKSPACE_MOUNT, normalize_path
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "Beneath": "._beneath",
     "DEFAULT_MAX_FILE_BYTES": "._rules",
     "EntryKind": "._protocol",
     "FileStat": "._protocol",
@@ -91,6 +93,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Beneath",
     "DEFAULT_MAX_FILE_BYTES",
     "EntryKind",
     "FileStat",
