@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from haversack.filesystem import DirectorySnapshotter
 from haversack_podman import (
     BUSYBOX_IMAGE,
     HostFilesystem,
@@ -28,7 +29,6 @@ from haversack_podman import (
     get_service,
     podman_env,
 )
-from haversack_podman._snapshot import WorkspaceSnapshotter
 from haversack_podman._snapshot_copytree import CopyTreeSnapshotter
 from haversack_podman._workspace import chown_tree
 
@@ -250,7 +250,7 @@ def snapshot_figures(quick: bool) -> dict[str, Any]:
     repeats = 3 if quick else 10
     data: dict[str, Any] = {}
     strategies: dict[str, Callable[[Path, Path], Any]] = {
-        "manifest": lambda root, store: WorkspaceSnapshotter(root, storage_parent=store),
+        "manifest": lambda root, store: DirectorySnapshotter(root, storage_parent=store),
         "copytree": lambda root, store: CopyTreeSnapshotter(root, storage_parent=store),
     }
     if shutil.which("git"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from haversack.errors import FilesystemError
-from haversack_podman import WorkspaceSnapshotter
+from haversack.filesystem import DirectorySnapshotter
 
 
 def fingerprint(root: Path) -> dict[str, tuple]:
@@ -58,7 +58,7 @@ def tree(tmp_path):
 def snapper(tree, tmp_path):
     store = tmp_path / "store"
     store.mkdir()
-    s = WorkspaceSnapshotter(tree, storage_parent=store)
+    s = DirectorySnapshotter(tree, storage_parent=store)
     yield s
     s.close()
 
@@ -138,7 +138,7 @@ def test_storage_is_released_by_discard_gc_and_close(tree, snapper):
 
 def test_unchanged_files_are_not_copied_again(tree, snapper, monkeypatch):
     # Files written just now are "racy" and always recopied; this test is about the others.
-    monkeypatch.setattr("haversack_podman._snapshot._RACY_NS", 0)
+    monkeypatch.setattr("haversack.filesystem._snapshot._RACY_NS", 0)
     first = snapper.snapshot()
     pack_dir = snapper.storage
     size_after_first = sum(p.stat().st_size for p in pack_dir.iterdir())
@@ -154,7 +154,7 @@ def test_unchanged_files_are_not_copied_again(tree, snapper, monkeypatch):
 
 
 def test_foreign_snapshot_is_rejected(tree, tmp_path, snapper):
-    other = WorkspaceSnapshotter(tree, storage_parent=tmp_path)
+    other = DirectorySnapshotter(tree, storage_parent=tmp_path)
     try:
         snap = other.snapshot()
         with pytest.raises(FilesystemError, match="not taken by this"):
@@ -172,7 +172,7 @@ def test_restore_undoes_shell_commands_in_the_sandbox(sandbox, tmp_path):
     assert setup.exit_code == 0, setup.stderr
     store = tmp_path / "snapstore"
     store.mkdir()
-    snapper = WorkspaceSnapshotter(sandbox.workspace, storage_parent=store)
+    snapper = DirectorySnapshotter(sandbox.workspace, storage_parent=store)
     try:
         before = fingerprint(sandbox.workspace)
         snap = snapper.snapshot()

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         not_a_file_error,
         root_write_error,
     )
+    from ._snapshot import DirectorySnapshot, DirectorySnapshotter, default_storage_parent
     from ._text import (
         check_old_text,
         check_window,
@@ -54,6 +55,9 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "DirectorySnapshot": "._snapshot",
+    "DirectorySnapshotter": "._snapshot",
+    "default_storage_parent": "._snapshot",
     "Beneath": "._beneath",
     "DEFAULT_MAX_FILE_BYTES": "._rules",
     "EntryKind": "._protocol",
@@ -95,6 +99,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Beneath",
     "DEFAULT_MAX_FILE_BYTES",
+    "DirectorySnapshot",
+    "DirectorySnapshotter",
     "EntryKind",
     "FileStat",
     "Filesystem",
@@ -116,6 +122,7 @@ __all__ = [
     "compile_glob",
     "compile_grep_pattern",
     "count_lines",
+    "default_storage_parent",
     "directory_write_error",
     "encode_text",
     "exists_error",

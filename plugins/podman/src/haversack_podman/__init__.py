@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ._sandbox import ExecResult, Sandbox
     from ._section import SECTION_KEY, podman_section
     from ._service import PodmanService, ensure_image, get_service, podman_binary, shutdown_services
-    from ._snapshot import WorkspaceSnapshot, WorkspaceSnapshotter
     from ._tools import MAX_COMMAND_CHARS, MAX_STDIN_BYTES, TOOL_NAMES, podman_tools
 
 _EXPORTS: dict[str, str] = {
@@ -58,8 +57,6 @@ _EXPORTS: dict[str, str] = {
     "ShellExecuteParams": "._params",
     "TOOL_NAMES": "._tools",
     "WorkspaceEscapeError": "._errors",
-    "WorkspaceSnapshot": "._snapshot",
-    "WorkspaceSnapshotter": "._snapshot",
     "build_images": "._images",
     "cleanup": "._cleanup",
     "containers_conf_text": "._containers_conf",
@@ -101,8 +98,6 @@ __all__ = [
     "ShellExecuteParams",
     "TOOL_NAMES",
     "WorkspaceEscapeError",
-    "WorkspaceSnapshot",
-    "WorkspaceSnapshotter",
     "build_images",
     "cleanup",
     "containers_conf_text",

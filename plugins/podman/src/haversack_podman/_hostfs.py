@@ -7,7 +7,7 @@ symbolic links, FIFOs or binary files there, so every path is normalised, resolv
 are opened with ``O_NOFOLLOW`` (and ``O_NONBLOCK``, so a FIFO never blocks a read), and only
 regular files are read or written. Files and directories the host creates are given to the
 container user, or shell commands could not change them. Snapshots are exact and delegate to
-:class:`WorkspaceSnapshotter`.
+:class:`haversack.filesystem.DirectorySnapshotter`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from haversack.errors import (
 from haversack.filesystem import (
     DEFAULT_MAX_FILE_BYTES,
     WORKSPACE_MOUNT,
+    DirectorySnapshotter,
     FileStat,
     GrepResult,
     ReadWindow,
@@ -57,7 +58,7 @@ from haversack.filesystem import (
 )
 
 from ._errors import WorkspaceEscapeError
-from ._snapshot import WorkspaceSnapshotter
+from ._runtime_dir import snapshots_dir
 
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "HostFilesystem"]
 
@@ -105,7 +106,9 @@ class HostFilesystem:
         self.gid = gid
         self.max_file_bytes = max_file_bytes
         self._mount_point = "/" + mount_point.strip("/") if mount_point.strip("/") else "/"
-        self._snapshotter = WorkspaceSnapshotter(Path(self._root), storage_parent=snapshot_storage)
+        self._snapshotter = DirectorySnapshotter(
+            Path(self._root), storage_parent=snapshot_storage or snapshots_dir()
+        )
         self._chown = os.geteuid() == 0
 
     # -- identity and paths -------------------------------------------------------------

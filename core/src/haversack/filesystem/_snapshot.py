@@ -15,10 +15,10 @@ corrupt the snapshot.
 Restore works in place (the workspace is a bind mount: its root inode must not change):
 entries absent from the manifest are deleted, changed or missing files are copied back from
 the packs, and modes, owners and mtimes are reset. Storage is one directory per snapshotter
-under ``snapshots_dir()``; packs are reference-counted and deleted when no live snapshot uses
-them (on ``discard`` or garbage collection), except the latest snapshot's, which the
-snapshotter keeps so the next snapshot copies only what changed; ``close`` removes the
-directory.
+under ``storage_parent`` (default :func:`default_storage_parent`); packs are
+reference-counted and deleted when no live snapshot uses them (on ``discard`` or garbage
+collection), except the latest snapshot's, which the snapshotter keeps so the next snapshot
+copies only what changed; ``close`` removes the directory.
 
 Measured (``python bench/bench_podman.py``; 2-core VM shared with other jobs, so figures
 vary by 2x between runs; 1,000 files of 1 KiB in 20 directories; "next" = snapshot after
@@ -51,9 +51,7 @@ from typing import Final, NamedTuple
 
 from haversack.errors import FilesystemError
 
-from ._runtime_dir import snapshots_dir
-
-__all__ = ["WorkspaceSnapshot", "WorkspaceSnapshotter"]
+__all__ = ["DirectorySnapshot", "DirectorySnapshotter", "default_storage_parent"]
 
 _RACY_NS: Final = 20_000_000  # 5 ticks at HZ=250 (coarse timestamps); multigrain kernels need less
 _Key = tuple[int, int, int, int]
@@ -81,8 +79,8 @@ class _Entry(NamedTuple):
     target: str | None = None  # symlinks
 
 
-class WorkspaceSnapshot:
-    """An opaque snapshot; only ``WorkspaceSnapshotter.restore`` of its maker reads it."""
+class DirectorySnapshot:
+    """An opaque snapshot; only ``DirectorySnapshotter.restore`` of its maker reads it."""
 
     __slots__ = ("__weakref__", "_entries", "_owner_id", "_packs", "taken_at")
 
@@ -97,16 +95,25 @@ class WorkspaceSnapshot:
         return len(self._entries)
 
 
+def default_storage_parent() -> Path:
+    """``<tempdir>/haversack-<uid>/snapshots``, created 0700 on first use: where snapshot
+    storage goes when the owner names no place (keep it on the workspace's filesystem so
+    copies can use ``copy_file_range``)."""
+    path = Path(tempfile.gettempdir()) / f"haversack-{os.geteuid()}" / "snapshots"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
 def _key(st: os.stat_result) -> _Key:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-class WorkspaceSnapshotter:
+class DirectorySnapshotter:
     """Takes and restores exact snapshots of the directory ``root`` (a ``Snapshottable``)."""
 
     def __init__(self, root: Path, *, storage_parent: Path | None = None) -> None:
         self.root = Path(root)
-        parent = storage_parent or snapshots_dir()
+        parent = storage_parent or default_storage_parent()
         self._store = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-snap-", dir=parent))
         self._lock = threading.Lock()
         self._pack_refs: dict[int, int] = {}  # pack -> live object references
@@ -128,7 +135,7 @@ class WorkspaceSnapshotter:
         return os.path.join(self._store, f"pack-{pack}")
 
     # ------------------------------------------------------------------ snapshot
-    def snapshot(self) -> WorkspaceSnapshot:
+    def snapshot(self) -> DirectorySnapshot:
         """Record the current state of the workspace."""
         with self._lock:
             if self._closed:
@@ -153,14 +160,14 @@ class WorkspaceSnapshotter:
                     os.unlink(self._pack_path(pack))
             old_base, self._base = self._base, dict(packs)
             self._release_locked(old_base)
-            snap = WorkspaceSnapshot(id(self), walk.entries, packs)
+            snap = DirectorySnapshot(id(self), walk.entries, packs)
             weakref.finalize(snap, _release, weakref.ref(self), packs)
             return snap
 
     # ------------------------------------------------------------------ restore
     def restore(self, snapshot: object) -> None:
         """Make the workspace exactly what it was when ``snapshot`` was taken."""
-        if not isinstance(snapshot, WorkspaceSnapshot) or snapshot._owner_id != id(self):
+        if not isinstance(snapshot, DirectorySnapshot) or snapshot._owner_id != id(self):
             raise FilesystemError("This snapshot was not taken by this workspace snapshotter.")
         with self._lock:
             if self._closed or (
@@ -247,7 +254,7 @@ class WorkspaceSnapshotter:
         os.replace(tmp, path)
 
     # ------------------------------------------------------------------ storage
-    def discard(self, snapshot: WorkspaceSnapshot) -> None:
+    def discard(self, snapshot: DirectorySnapshot) -> None:
         """Release a snapshot's storage now (otherwise when it is garbage-collected)."""
         with self._lock:
             # Cleared in place: the GC finalizer holds the same dict and must not release twice.
@@ -349,7 +356,7 @@ def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
-def _release(owner: weakref.ref[WorkspaceSnapshotter], packs: dict[int, int]) -> None:
+def _release(owner: weakref.ref[DirectorySnapshotter], packs: dict[int, int]) -> None:
     snapshotter = owner()
     if snapshotter is not None and packs:
         with snapshotter._lock:
