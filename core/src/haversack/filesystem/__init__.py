@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         Snapshottable,
         WriteMode,
     )
+    from ._remove import remove_tree
     from ._rules import (
         DEFAULT_MAX_FILE_BYTES,
         WRITE_MODES,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "remove_tree": "._remove",
     "DirectorySnapshot": "._snapshot",
     "DirectorySnapshotter": "._snapshot",
     "default_storage_parent": "._snapshot",
@@ -133,6 +135,7 @@ __all__ = [
     "normalize_path",
     "not_a_directory_error",
     "not_a_file_error",
+    "remove_tree",
     "replace_exact",
     "root_write_error",
     "utf8_size",
