@@ -2,7 +2,8 @@
 
 Run ``python scripts/check_versions.py``; it exits 1 and names each disagreeing file. Checks:
 
-* ``project.version`` of the root, ``core/`` and every ``plugins/*/`` ``pyproject.toml``;
+* ``project.version`` of the root, ``core/``, every ``plugins/*/`` and ``examples/*/``
+  ``pyproject.toml``;
 * every dependency on one of the repository's own distributions (``haversack==``,
   ``haversack-vfs==``, ...) must be pinned with ``==<VERSION>``;
 * a literal ``__version__ = "..."`` in a package ``__init__.py``, if there is one.
@@ -29,9 +30,11 @@ def _normalize(name: str) -> str:
 
 
 def pyproject_files(root: Path) -> list[Path]:
-    """The ``pyproject.toml`` files whose version must equal VERSION (root, core, every pack)."""
+    """The ``pyproject.toml`` files whose version must equal VERSION (root, core, every pack,
+    every example distribution)."""
     files = [root / "pyproject.toml", root / "core" / "pyproject.toml"]
     files += sorted((root / "plugins").glob("*/pyproject.toml"))
+    files += sorted((root / "examples").glob("*/pyproject.toml"))
     return [f for f in files if f.is_file()]
 
 

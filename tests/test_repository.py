@@ -34,7 +34,9 @@ def test_repository_versions_agree():
 def test_every_distribution_is_checked():
     checked = {p.relative_to(ROOT).as_posix() for p in CHECK["pyproject_files"](ROOT)}
     assert {"core/pyproject.toml", "plugins/vfs/pyproject.toml"} <= checked
-    assert len(checked) == 2 + len(list((ROOT / "plugins").glob("*/pyproject.toml")))
+    packs = len(list((ROOT / "plugins").glob("*/pyproject.toml")))
+    examples = len(list((ROOT / "examples").glob("*/pyproject.toml")))
+    assert len(checked) == 2 + packs + examples
 
 
 def test_copy_of_repository_passes(tmp_path):

@@ -148,3 +148,61 @@ def test_python_dash_m_runs_the_cli():
     assert result.returncode == 0
     assert "packs" in result.stdout
     assert "check" in result.stdout
+
+
+COMMAND_PACK = """
+from haversack.hookspecs import hookimpl
+
+def _add(parser):
+    parser.add_argument("--shout", action="store_true")
+
+def _run(args):
+    from haversack.cli import selection_kwargs
+    text = "hello from a pack"
+    print(text.upper() if args.shout else text, selection_kwargs(args)["packs"])
+    return 3
+
+@hookimpl
+def register_commands(register):
+    register("hello", help="say hello", add_arguments=_add, run=_run)
+"""
+
+
+def test_hook_register_commands_adds_a_command_with_the_shared_options(site, capsys):
+    site.add("greeter", COMMAND_PACK)
+    status, out, _ = run(capsys, "hello", "--shout", "-p", "greeter")
+    assert status == 3
+    assert out.strip() == "HELLO FROM A PACK ['greeter']"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out, _ = capsys.readouterr()
+    assert "say hello (pack 'greeter')" in out
+
+
+def test_hook_register_commands_refuses_core_names_and_second_claims(site, capsys):
+    site.add("a", COMMAND_PACK.replace('"hello"', '"render"'))
+    site.add("b", COMMAND_PACK)
+    site.add("c", COMMAND_PACK)
+    site.add("broken", "raise ImportError('nope')")
+    status, _, err = run(capsys, "hello")
+    assert status == 3
+    assert "pack 'a' (hvt-a 1.0) registers command 'render', a core command" in err
+    assert "pack 'c' (hvt-c 1.0) registers command 'hello', already registered by pack 'b'" in err
+    assert "pack 'broken'" in err  # reported, not fatal
+
+
+def test_core_commands_do_not_import_packs_for_commands(site, capsys):
+    site.add("greeter", COMMAND_PACK)
+    site.add("broken", "raise ImportError('nope')")
+    _, _, err = run(capsys, "render", "--disable", "*")
+    assert "warning" not in err
+
+
+def test_an_unknown_command_is_a_usage_error_listing_the_commands(site, capsys):
+    site.add("greeter", COMMAND_PACK)
+    with pytest.raises(SystemExit) as info:
+        main(["helo"])
+    assert info.value.code == 2
+    _, err = capsys.readouterr()
+    assert "invalid choice: 'helo'" in err
+    assert "'hello'" in err

@@ -41,6 +41,7 @@ __all__ = [
     "config_type",
     "hookimpl",
     "hookspec",
+    "register_commands",
     "register_policies",
     "register_resources",
     "register_sections",
@@ -114,4 +115,23 @@ def register_resources(register: Callable[[Binding[Any]], None], config: Any) ->
     workspace ``Filesystem`` that the Podman pack replaces with its sandbox workspace. Two
     non-default bindings of one type are a conflict, reported with both packs. Called once
     per pack with the pack's parsed ``config``. The return value is ignored.
+    """
+
+
+@hookspec
+def register_commands(
+    register: Callable[..., None],
+) -> None:
+    """Add sub-commands to the ``haversack`` command line by calling
+    ``register(name, help=..., add_arguments=..., run=...)`` for each.
+
+    ``add_arguments(parser: argparse.ArgumentParser)`` adds the command's own options (every
+    command also gets the shared pack-selection options: see
+    :func:`haversack.cli.selection_kwargs`), and ``run(args: argparse.Namespace) -> int`` runs
+    it and returns the exit status. Import
+    what the command needs inside ``run``: this hook is called only when the command line
+    names a command the core does not have (or asks for ``--help``), and then for every
+    installed pack, so it must stay cheap. A name the core already uses, or that another pack
+    registered first, is refused with a warning naming both. Not called by ``compose``: a pack
+    may contribute only commands. The return value is ignored.
     """

@@ -11,6 +11,7 @@ import pluggy
 from haversack import hookspecs
 from haversack.errors import PackLoadError
 
+from ._commands import COMMAND_HOOKS
 from ._contrib import HOOKS
 from ._discovery import Candidate
 
@@ -75,10 +76,11 @@ def pending_errors(pm: pluggy.PluginManager) -> dict[str, str]:
             bad = _unknown_hooks(pm, name)
             hints = []
             for hook in bad:
-                close = difflib.get_close_matches(hook, HOOKS, n=1)
+                close = difflib.get_close_matches(hook, (*HOOKS, *COMMAND_HOOKS), n=1)
                 hints.append(f"{hook!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
             errors[name] = (
-                f"implements unknown hook {', '.join(hints)}; the hooks are: {', '.join(HOOKS)}."
+                f"implements unknown hook {', '.join(hints)}; the hooks are: "
+                f"{', '.join((*HOOKS, *COMMAND_HOOKS))}."
             )
             pm.unregister(exc.plugin)
         else:

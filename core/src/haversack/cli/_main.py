@@ -21,7 +21,6 @@ COMMANDS: dict[str, str] = {
     "call": "haversack.cli.call",
     "check": "haversack.cli.check",
     "serve": "haversack.cli.serve",
-    "demo": "haversack.cli.demo",
     "new-pack": "haversack.cli.new_pack",
 }
 
@@ -63,12 +62,16 @@ def _columns() -> int:
     return columns
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser with one sub-parser per entry of :data:`COMMANDS` (or just ``only``'s).
+def build_parser(
+    only: str | None = None, *, pack_commands: bool = False
+) -> argparse.ArgumentParser:
+    """The parser with one sub-parser per entry of :data:`COMMANDS` (or just ``only``'s),
+    plus, with ``pack_commands``, the commands installed packs add (``register_commands``).
 
     ``only`` is for a command line whose first word names the command: nothing can then
     show the other commands (``--help`` after the command is the command's own), so their
-    modules are not imported.
+    modules are not imported. Packs are imported only when the first word is not a core
+    command (or for the full ``--help``).
     """
     parser = argparse.ArgumentParser(
         prog="haversack",
@@ -87,7 +90,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         add_common(sub)
         module.add_arguments(sub)
         sub.set_defaults(_run=module.run)
+    if pack_commands:
+        from haversack._packs._commands import pack_commands as installed
+
+        for name, command in installed(reserved=COMMANDS, warn=_warn).items():
+            if only is not None and name != only:
+                continue
+            sub = subs.add_parser(
+                name,
+                help=f"{command.help} (pack {command.pack!r})",
+                description=command.help,
+                formatter_class=_Formatter,
+            )
+            add_common(sub)
+            command.add_arguments(sub)
+            sub.set_defaults(_run=command.run)
     return parser
+
+
+def _warn(message: str) -> None:
+    print(f"haversack: warning: {message}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,7 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from haversack.errors import HaversackError
 
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
+    first = words[0] if words else ""
+    # Not a core command: one a pack adds, a typo (whose error lists every command), --help.
+    parser = build_parser(first) if first in COMMANDS else build_parser(pack_commands=True)
     args = parser.parse_args(words)
     try:
         status: int = args._run(args)

@@ -13,9 +13,7 @@ from ._podman import first_line, podman_problem
 from ._transcript import PackLine, SandboxStatus, StepRecord, Summary, Transcript
 
 if TYPE_CHECKING:
-    from haversack._executor import ToolExecutor
-    from haversack._packs import PackReport
-    from haversack._prompt import RenderedPrompt
+    from haversack import PackReport, RenderedPrompt, ToolExecutor
 
 __all__ = ["DemoOptions", "run_scenario"]
 
@@ -96,7 +94,7 @@ def run_scenario(
 # ---------------------------------------------------------------------------------- set-up
 def _set_up(options: DemoOptions) -> _Setup:
     """Decide on the sandbox, compose, render and open the executor's resources."""
-    from haversack._packs import discover
+    from haversack import discover
 
     exclude = tuple(options.exclude)
     if not options.sandbox:
@@ -121,9 +119,7 @@ def _set_up(options: DemoOptions) -> _Setup:
 def _open(
     options: DemoOptions, exclude: tuple[str, ...], report: PackReport, sandbox: SandboxStatus
 ) -> _Setup:
-    from haversack._executor import ToolExecutor
-    from haversack._packs import compose
-    from haversack._session import Session
+    from haversack import Session, ToolExecutor, compose
 
     prompt = compose(
         ns=NS,
@@ -202,7 +198,7 @@ def _skipped(index: int, act: Act, step: Step, reason: str) -> StepRecord:
 
 def _play(executor: ToolExecutor, index: int, act: Act, step: Step) -> StepRecord:
     """Run one call through the executor; its ``ToolInvoked`` event gives outcome and time."""
-    from haversack._events import ToolInvoked
+    from haversack import ToolInvoked
     from haversack.errors import PromptEvaluationError
 
     events: list[ToolInvoked] = []

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from haversack.cli._common import selection_kwargs
+from haversack.cli import selection_kwargs
 
 HELP = "play a scripted session (plan, edit files, run commands) with the installed packs"
 
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every step behaved as scripted (scripted denials and failures included),
     1 when any did not."""
-    from haversack._demo import SCENARIO, DemoOptions, TextPrinter, run_scenario
+    from haversack_demo import SCENARIO, DemoOptions, TextPrinter, run_scenario
 
     selection = selection_kwargs(args)
     options = DemoOptions(

@@ -8,7 +8,10 @@ import sys
 
 import pytest
 
-from haversack._demo import (
+from haversack._packs import _discovery
+from haversack._packs._testing import FakeSite
+from haversack.cli import _main
+from haversack_demo import (
     SCENARIO,
     Act,
     DemoOptions,
@@ -19,10 +22,7 @@ from haversack._demo import (
     _runner,
     run_scenario,
 )
-from haversack._demo._availability import Availability
-from haversack._packs import _discovery
-from haversack._packs._testing import FakeSite
-from haversack.cli import _main
+from haversack_demo._availability import Availability
 
 #: A stand-in podman pack: the real tool names, a container that cannot start when asked to.
 FAKE_PODMAN = """
@@ -62,7 +62,7 @@ def demo(monkeypatch, tmp_path, capsys):
     for var in ("HAVERSACK_PACKS", "HAVERSACK_DISABLE", "HAVERSACK_STRICT", "HAVERSACK_DEBUG"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)  # no stray [tool.haversack] configuration
-    monkeypatch.setitem(_main.COMMANDS, "demo", "haversack.cli.demo")
+    monkeypatch.setitem(_main.COMMANDS, "demo", "haversack_demo.cli")
 
     def run(*argv: str) -> tuple[int, str]:
         status = _main.main(["demo", *argv])
