@@ -76,7 +76,7 @@ def _prompt() -> Prompt:
         ns="bench",
         key="executor",
         sections=[MarkdownSection(title="Files", key="files", template="Read.", tools=[tool])],
-        policies=[ReadBeforeWritePolicy()],
+        policies=[ReadBeforeWritePolicy(read_tools=["read_file"], write_tools=["write_file"])],
     )
 
 

@@ -25,6 +25,12 @@ from haversack._policy_state import policy_values
 from haversack_vfs import InMemoryFilesystem
 
 
+def _rbw(**overrides):
+    """The read-before-write policy over the file tools these tests define."""
+    names = {"read_tools": ["read_file"], "write_tools": ["write_file", "edit_file"]}
+    return ReadBeforeWritePolicy(**{**names, **overrides})
+
+
 @dataclass(frozen=True)
 class Mark:
     owner: str
@@ -55,7 +61,12 @@ def test_parallel_sessions_never_see_each_others_state() -> None:
     prompt = Prompt(
         ns="t",
         key="par",
-        policies=[SequentialDependencyPolicy({"deploy": {"build"}}), ReadBeforeWritePolicy()],
+        policies=[
+            SequentialDependencyPolicy({"deploy": {"build"}}),
+            ReadBeforeWritePolicy(
+                read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+            ),
+        ],
         sections=[
             MarkdownSection(
                 title="S",

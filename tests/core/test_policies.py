@@ -41,6 +41,12 @@ from haversack._policy_state import (
 from haversack_vfs import InMemoryFilesystem
 
 
+def _rbw(**overrides):
+    """The read-before-write policy over the file tools these tests define."""
+    names = {"read_tools": ["read_file"], "write_tools": ["write_file", "edit_file"]}
+    return ReadBeforeWritePolicy(**{**names, **overrides})
+
+
 @dataclass(frozen=True)
 class NoArgs:
     pass
@@ -93,7 +99,10 @@ def context_for(
 
 def test_builtin_policies_implement_the_protocol() -> None:
     assert isinstance(SequentialDependencyPolicy({}), ToolPolicy)
-    assert isinstance(ReadBeforeWritePolicy(), ToolPolicy)
+    assert isinstance(
+        _rbw(),
+        ToolPolicy,
+    )
 
 
 def test_denial_needs_a_reason() -> None:
@@ -176,7 +185,9 @@ def _fs_with(*paths: str) -> InMemoryFilesystem:
 
 
 def test_read_before_write_allows_new_files_and_denies_unread_existing_ones() -> None:
-    policy = ReadBeforeWritePolicy()
+    policy = ReadBeforeWritePolicy(
+        read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+    )
     fs = _fs_with("src/a.txt")
     with context_for(WRITE, Session(), Binding.instance(Filesystem, fs)) as ctx:
         assert policy.check(WRITE, PathArgs("src/new.txt"), context=ctx).allowed
@@ -200,7 +211,9 @@ def test_read_before_write_allows_new_files_and_denies_unread_existing_ones() ->
 def test_read_before_write_treats_every_spelling_as_the_same_file(
     read_as: str, write_as: str
 ) -> None:
-    policy = ReadBeforeWritePolicy()
+    policy = ReadBeforeWritePolicy(
+        read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+    )
     fs = _fs_with("src/a.txt")
     with context_for(WRITE, Session(), Binding.instance(Filesystem, fs)) as ctx:
         assert not policy.check(WRITE, PathArgs(write_as), context=ctx).allowed
@@ -210,7 +223,9 @@ def test_read_before_write_treats_every_spelling_as_the_same_file(
 
 
 def test_read_before_write_uses_the_filesystems_own_mount_point() -> None:
-    policy = ReadBeforeWritePolicy()
+    policy = ReadBeforeWritePolicy(
+        read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+    )
     fs = InMemoryFilesystem(mount_point="/repo")
     fs.write("a.txt", "x", mode="create")
     with context_for(WRITE, Session(), Binding.instance(Filesystem, fs)) as ctx:
@@ -219,7 +234,9 @@ def test_read_before_write_uses_the_filesystems_own_mount_point() -> None:
 
 
 def test_read_before_write_reads_the_file_path_field() -> None:
-    policy = ReadBeforeWritePolicy()
+    policy = ReadBeforeWritePolicy(
+        read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+    )
     fs = _fs_with("a.txt")
     with context_for(EDIT, Session(), Binding.instance(Filesystem, fs)) as ctx:
         assert not policy.check(EDIT, FilePathArgs("a.txt"), context=ctx).allowed
@@ -228,7 +245,9 @@ def test_read_before_write_reads_the_file_path_field() -> None:
 
 
 def test_read_before_write_fails_closed_without_a_filesystem() -> None:
-    policy = ReadBeforeWritePolicy()
+    policy = ReadBeforeWritePolicy(
+        read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+    )
     with context_for(WRITE, Session()) as ctx:
         decision = policy.check(WRITE, PathArgs("new.txt"), context=ctx)
         assert not decision.allowed
@@ -238,7 +257,7 @@ def test_read_before_write_fails_closed_without_a_filesystem() -> None:
 
 
 def test_read_before_write_fails_closed_when_the_path_field_is_missing() -> None:
-    policy = ReadBeforeWritePolicy(write_tools=["write_named"])
+    policy = _rbw(write_tools=["write_named"])
     tool = _tool("write_named", Named)
     with context_for(tool, Session(), Binding.instance(Filesystem, _fs_with())) as ctx:
         decision = policy.check(tool, Named("a.txt"), context=ctx)
@@ -247,7 +266,9 @@ def test_read_before_write_fails_closed_when_the_path_field_is_missing() -> None
 
 
 def test_read_before_write_denies_invalid_paths_with_the_filesystem_message() -> None:
-    policy = ReadBeforeWritePolicy()
+    policy = ReadBeforeWritePolicy(
+        read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+    )
     with context_for(WRITE, Session(), Binding.instance(Filesystem, _fs_with())) as ctx:
         decision = policy.check(WRITE, PathArgs("../etc/passwd"), context=ctx)
         assert not decision.allowed
@@ -257,7 +278,9 @@ def test_read_before_write_denies_invalid_paths_with_the_filesystem_message() ->
 
 
 def test_read_before_write_records_successful_reads_and_writes_only() -> None:
-    policy = ReadBeforeWritePolicy()
+    policy = ReadBeforeWritePolicy(
+        read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+    )
     session = Session()
     with context_for(WRITE, session, Binding.instance(Filesystem, _fs_with())) as ctx:
         policy.on_result(READ, PathArgs("failed.txt"), FAILED, context=ctx)
@@ -269,7 +292,9 @@ def test_read_before_write_records_successful_reads_and_writes_only() -> None:
 
 
 def test_read_before_write_ignores_non_write_tools() -> None:
-    policy = ReadBeforeWritePolicy()
+    policy = ReadBeforeWritePolicy(
+        read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+    )
     with context_for(READ, Session()) as ctx:  # no filesystem: still allowed, it is a read
         assert policy.check(READ, PathArgs("a.txt"), context=ctx).allowed
     assert "read-before-write" in repr(policy)
@@ -307,7 +332,15 @@ def _files_prompt(fs: InMemoryFilesystem, *policies: ToolPolicy, fs_bound: bool 
 def test_read_before_write_through_the_executor() -> None:
     fs = _fs_with("notes.md")
     session = Session()
-    executor = ToolExecutor(_files_prompt(fs, ReadBeforeWritePolicy()).render(), session=session)
+    executor = ToolExecutor(
+        _files_prompt(
+            fs,
+            ReadBeforeWritePolicy(
+                read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+            ),
+        ).render(),
+        session=session,
+    )
     denied = executor.execute("write_file", {"path": "/workspace/notes.md", "content": "new"})
     assert not denied.success
     assert "has not been read" in denied.message
@@ -332,7 +365,13 @@ def test_read_before_write_through_the_executor() -> None:
 def test_read_before_write_without_a_bound_filesystem_denies_through_the_executor() -> None:
     session = Session()
     executor = ToolExecutor(
-        _files_prompt(_fs_with(), ReadBeforeWritePolicy(), fs_bound=False).render(),
+        _files_prompt(
+            _fs_with(),
+            ReadBeforeWritePolicy(
+                read_tools=["read_file"], write_tools=["write_file", "edit_file"]
+            ),
+            fs_bound=False,
+        ).render(),
         session=session,
     )
     result = executor.execute("write_file", {"path": "a.txt"})
@@ -604,3 +643,13 @@ def test_resources_type_is_what_contexts_get() -> None:
     # context_for hands policies the live Resources, as the executor does.
     with context_for(READ, Session()) as ctx:
         assert isinstance(ctx.resources, Resources)
+
+
+def test_read_before_write_needs_the_tool_names_from_its_user():
+    """The core names no pack's tools: the names are required and must be real names."""
+    with pytest.raises(TypeError):
+        ReadBeforeWritePolicy()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="collection of tool names"):
+        ReadBeforeWritePolicy(read_tools="read_file", write_tools=["w"])
+    with pytest.raises(ValueError, match="write_tools must name at least one tool"):
+        ReadBeforeWritePolicy(read_tools=["r"], write_tools=[])

@@ -66,12 +66,12 @@ PLUGINS: dict[str, str] = {
     "pola": """
         @hookimpl
         def register_policies(register):
-            register(ReadBeforeWritePolicy(name="same-policy"))
+            register(ReadBeforeWritePolicy(read_tools=["r"], write_tools=["w"], name="same-policy"))
     """,
     "polb": """
         @hookimpl
         def register_policies(register):
-            register(ReadBeforeWritePolicy(name="same-policy"))
+            register(ReadBeforeWritePolicy(read_tools=["r"], write_tools=["w"], name="same-policy"))
     """,
     "resa": """
         @hookimpl

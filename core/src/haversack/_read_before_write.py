@@ -18,10 +18,21 @@ if TYPE_CHECKING:
 __all__ = ["ReadBeforeWritePolicy"]
 
 
+def _names(names: Iterable[str], what: str) -> frozenset[str]:
+    if isinstance(names, str):
+        raise TypeError(f"{what} must be a collection of tool names, not the string {names!r}.")
+    found = frozenset(names)
+    if not found or not all(isinstance(n, str) and n for n in found):
+        raise ValueError(f"{what} must name at least one tool (non-empty strings).")
+    return found
+
+
 class ReadBeforeWritePolicy:
     """Deny overwriting or editing an existing file the session has not read.
 
-    New files may always be written. A write whose params carry no string path in any of
+    ``read_tools`` and ``write_tools`` are the (original) names of the tools that read and
+    write files; they are required, since the core names no pack's tools. New files may always
+    be written. A write whose params carry no string path in any of
     ``path_fields`` is denied, since it could be overwriting anything. A successful call of a
     ``read_tools`` tool records its path; so does a successful write (the model knows what it
     just wrote). Paths are taken from the first of ``path_fields`` present on the params and
@@ -35,14 +46,15 @@ class ReadBeforeWritePolicy:
     def __init__(
         self,
         *,
-        read_tools: Iterable[str] = ("read_file",),
-        write_tools: Iterable[str] = ("write_file", "edit_file"),
+        read_tools: Iterable[str],
+        write_tools: Iterable[str],
         path_fields: Iterable[str] = ("path", "file_path"),
         name: str = "read-before-write",
     ) -> None:
+        # Required: the core knows no pack's tools, so the pack (or caller) names its own.
         self._name = name
-        self.read_tools = frozenset(read_tools)
-        self.write_tools = frozenset(write_tools)
+        self.read_tools = _names(read_tools, "read_tools")
+        self.write_tools = _names(write_tools, "write_tools")
         self.path_fields = tuple(path_fields)
 
     @property
