@@ -104,3 +104,10 @@ def test_error_may_carry_a_value() -> None:
 def test_results_are_frozen_and_comparable() -> None:
     assert ToolResult.ok(Point(1)) == ToolResult.ok(Point(1))
     assert ToolResult.ok(Point(1)) != ToolResult.error("x")
+
+
+def test_results_are_slotted_so_construction_stays_cheap():
+    """A result is built on every call; a per-instance __dict__ doubled its cost."""
+    result = ToolResult.ok(1)
+    assert not hasattr(result, "__dict__")
+    assert ToolResult[int].ok(2).value == 2  # subscripted construction still works

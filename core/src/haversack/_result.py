@@ -13,7 +13,7 @@ __all__ = ["ToolResult", "render_value"]
 ResultT = TypeVar("ResultT")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolResult(Generic[ResultT]):
     """The outcome of one tool call.
 
