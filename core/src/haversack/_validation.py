@@ -1,0 +1,144 @@
+"""Whole-tree checks of a ``Prompt``: unique names, placeholders, ``${tool:x}`` references."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ._policy import ToolPolicy
+from ._tool import TOOL_REFERENCE, Tool
+from ._tree import Node, walk
+from .errors import PromptValidationError
+
+__all__ = ["ResolvedTool", "validate"]
+
+#: A tool whose description names tools, with ``${tool:x}`` filled in, and what each resolved to.
+ResolvedTool = tuple["Tool[Any, Any]", dict[str, str]]
+
+
+def validate(
+    nodes: tuple[Node, ...], prompt_policies: tuple[ToolPolicy, ...]
+) -> tuple[dict[tuple[str, ...], dict[str, str]], dict[str, ResolvedTool]]:
+    """Check the whole tree.
+
+    Returns, per section path, its resolved ``${tool:x}`` names, and, per tool name, the
+    copy of each tool whose description names tools, with the current names filled in.
+    """
+    tool_paths: dict[str, tuple[str, ...]] = {}
+    originals: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    policies: dict[str, object] = {}
+    for policy in prompt_policies:
+        _claim_policy(policies, policy, ())
+    for node in walk(nodes):
+        section = node.section
+        _check_placeholders(node)
+        for policy in section.policies:
+            _claim_policy(policies, policy, node.path)
+        for item in section.tools:
+            if item.name in tool_paths:
+                first = ".".join(tool_paths[item.name]) or "<prompt>"
+                raise PromptValidationError(
+                    f"Tool name {item.name!r} is declared twice: in section {first!r} and in "
+                    f"section {'.'.join(node.path)!r}. Tool names must be unique in a prompt.",
+                    section_path=node.path,
+                    tool_name=item.name,
+                )
+            tool_paths[item.name] = node.path
+            originals.setdefault(item.original_name, []).append((node.path, item.name))
+    resolved: dict[tuple[str, ...], dict[str, str]] = {}
+    described: dict[str, ResolvedTool] = {}
+    for node in walk(nodes):
+        refs = node.section.tool_references()
+        if refs:
+            resolved[node.path] = {ref: _resolve_tool(ref, node.path, originals) for ref in refs}
+        for item in node.section.tools:
+            named = item.tool_references()
+            if named:
+                actual = {
+                    ref: _resolve_tool(ref, node.path, originals, describing=item.name)
+                    for ref in named
+                }
+                described[item.name] = (_describe(item, actual, node.path), actual)
+    return resolved, described
+
+
+def _describe(
+    item: Tool[Any, Any], actual: dict[str, str], path: tuple[str, ...]
+) -> Tool[Any, Any]:
+    """``item`` with every ``${tool:x}`` of its description replaced by the current name."""
+    text = TOOL_REFERENCE.sub(lambda m: actual[m.group(1)], item.description)
+    try:
+        return dataclasses.replace(item, description=text)
+    except PromptValidationError as exc:  # e.g. prefixed names pushed it over the length
+        raise PromptValidationError(
+            f"The description of tool {item.name!r} is invalid once its ${{tool:...}} names "
+            f"are filled in: {exc.message}",
+            section_path=path,
+            tool_name=item.name,
+        ) from exc
+
+
+def _claim_policy(seen: dict[str, object], policy: ToolPolicy, path: tuple[str, ...]) -> None:
+    other = seen.get(policy.name)
+    if other is not None and other is not policy:
+        raise PromptValidationError(
+            f"Two different policies are named {policy.name!r}; policy names must be unique.",
+            section_path=path,
+        )
+    seen[policy.name] = policy
+
+
+def _check_placeholders(node: Node) -> None:
+    section = node.section
+    names = section.placeholders()
+    if not names:
+        return
+    tp = section.params_type
+    if tp is None:
+        first = sorted(names)[0]
+        raise PromptValidationError(
+            f"Section takes no params but its template uses placeholder ${first}; declare a "
+            "params dataclass (MarkdownSection[Params]) or write $$ for a literal dollar.",
+            section_path=node.path,
+            placeholder=first,
+        )
+    fields = {f.name for f in dataclasses.fields(tp)}
+    unknown = sorted(names - fields)
+    if unknown:
+        raise PromptValidationError(
+            f"Template placeholder ${unknown[0]} is not a field of {tp.__qualname__} (fields: "
+            f"{', '.join(sorted(fields)) or 'none'}).",
+            section_path=node.path,
+            dataclass_type=tp,
+            placeholder=unknown[0],
+        )
+
+
+def _resolve_tool(
+    ref: str,
+    path: tuple[str, ...],
+    originals: dict[str, list[tuple[tuple[str, ...], str]]],
+    *,
+    describing: str | None = None,
+) -> str:
+    candidates = originals.get(ref, [])
+    if len(candidates) > 1:
+        # Prefer the tool declared closest to the referring section (same root subtree).
+        local = [c for c in candidates if c[0][:1] == path[:1]]
+        candidates = local if len(local) == 1 else candidates
+    if len(candidates) == 1:
+        return candidates[0][1]
+    where = "Template" if describing is None else f"The description of tool {describing!r}"
+    if not candidates:
+        raise PromptValidationError(
+            f"{where} refers to ${{tool:{ref}}} but no tool of the prompt is (or was "
+            "originally) called that.",
+            section_path=path,
+            tool_name=ref,
+        )
+    raise PromptValidationError(
+        f"{where} refers to ${{tool:{ref}}}, which matches several tools "
+        f"({', '.join(c[1] for c in candidates)}); rename one of them.",
+        section_path=path,
+        tool_name=ref,
+    )
