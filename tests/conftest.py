@@ -11,6 +11,13 @@ import pytest
 from haversack._packs import _discovery
 from haversack._packs._testing import FakeSite
 
+# Hostile-input tests build directory trees deeper than the default recursion limit (1,000)
+# and pytest deletes old temporary directories with the recursive shutil.rmtree: a tree left
+# behind by one run would end every later run on the machine with a RecursionError. The
+# interpreter's own recursion of pure-Python calls does not use the C stack (3.11+), so a
+# higher limit costs nothing until it is used.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
+
 #: Environment variables that select packs or change how they load.
 HAVERSACK_ENV = (
     "HAVERSACK_PACKS",
