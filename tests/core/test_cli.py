@@ -221,7 +221,7 @@ def test_check_calls_a_config_mistake_a_config_mistake(site, capsys):
     site.add("store", OPENS)
     status, out, _ = run(capsys, "check", "-p", "ecoh")
     assert status == 1
-    assert "error: config error: the packs= argument names 'ecoh'" in out
+    assert "error: config error: packs= (--pack) names 'ecoh'" in out
     assert "(did you mean 'echo'?)" in out
     (site.root.parent / "haversack.toml").write_text("[packs.store]\nfoldr = 'x'\n")
     status, out, _ = run(capsys, "check")

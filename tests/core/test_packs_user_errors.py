@@ -101,7 +101,7 @@ def test_a_named_broken_pack_raises_an_unnamed_one_is_left_out(site, caplog):
     with pytest.raises(PackLoadError) as info:
         compose(ns="t", key="k", packs=["sqlite", "broken"])
     assert "no driver here" in str(info.value)
-    assert "it is named in the packs= argument" in str(info.value)
+    assert "it is named in packs= (--pack)" in str(info.value)
     assert info.value.pack == "broken"
 
 

@@ -32,7 +32,7 @@ def test_a_typo_in_a_named_pack_is_an_error_everywhere(venv: Venv, tmp_path: Pat
         "try:\n    compose(ns='t', key='k', packs=['godo'])\n"
         "except PackConfigError as e:\n    print('raised:', e)\n"
     )
-    assert "raised: the packs= argument names 'godo'" in code.stdout, code.stderr
+    assert "raised: packs= (--pack) names 'godo'" in code.stdout, code.stderr
 
 
 def test_unknown_option_raises_without_strict(venv: Venv) -> None:
@@ -51,7 +51,7 @@ def test_named_broken_pack_is_an_error_unnamed_is_left_out(venv: Venv) -> None:
     named = venv.cli("render", "-p", "good", "-p", "broken")
     assert named.returncode == 2
     assert named.stderr.startswith("haversack: error: pack 'broken' (hvit-broken 0.3.0)")
-    assert "it is named in the packs= argument" in named.stderr
+    assert "it is named in packs= (--pack)" in named.stderr
     unnamed = venv.cli("render", "--disable", "clashb", "--disable", "store")
     assert unnamed.returncode == 0, unnamed.stderr
     assert "left out pack 'broken'" in unnamed.stderr

@@ -56,7 +56,7 @@ class Selection:
         if packs is not None:
             if isinstance(packs, str):
                 packs = _split(packs)
-            allow, source = tuple(packs), "the packs= argument"
+            allow, source = tuple(packs), "packs= (--pack)"
         elif ENV_ALLOW in env:
             allow, source = _split(env[ENV_ALLOW]), ENV_ALLOW
         elif file_packs is not None:
