@@ -32,11 +32,19 @@ SQLITE = (
     HEADER
     + """
 @dataclass(frozen=True)
+class Mount:
+    host: str = field(metadata={"path": True})
+    inside: str = ""
+
+@dataclass(frozen=True)
 class Options:
     max_rows: int = 100
     database: Path = Path("db.sqlite")
     folder: str = field(default=".", metadata={"path": True})
     label: str = "plain"
+    roots: tuple[str, ...] = field(default=(), metadata={"path": True})
+    copies: dict[str, str] = field(default_factory=dict, metadata={"path": "keys"})
+    mounts: tuple[Mount, ...] = ()
 
 @hookimpl
 def config_type():
@@ -47,6 +55,8 @@ def register_sections(register, config):
     register(MarkdownSection(
         title="SQL", key="sql",
         template=f"db={config.database} folder={config.folder} label={config.label} "
+        f"roots={','.join(config.roots)} copies={config.copies} "
+        f"mounts={[(m.host, m.inside) for m in config.mounts]} "
         "Use ${tool:query}.",
         tools=[make("query"), make("schema"), make("explain"), make("drop_table")],
     ))
@@ -224,6 +234,19 @@ def test_relative_paths_resolve_against_the_config_file(site, tmp_path, monkeypa
     assert f"db={project / 'data' / 'app.db'}" in text
     assert f"folder={Path('~/notes').expanduser()}" in text
     assert "label=rel/x" in text  # not a path option: left as given
+
+
+def test_nested_and_marked_paths_resolve_too(site, tmp_path, monkeypatch):
+    site.add("sqlite", SQLITE)
+    (tmp_path / "haversack.toml").write_text(
+        '[packs.sqlite]\nroots = ["a", "/abs"]\ncopies = { "src" = "dst" }\n'
+        'mounts = [{ host = "m", inside = "w" }]\n'
+    )
+    monkeypatch.chdir("/")
+    text = compose(ns="t", key="k", config_file=tmp_path / "haversack.toml").render().text
+    assert f"roots={tmp_path / 'a'},/abs" in text
+    assert f"copies={{'{tmp_path / 'src'}': 'dst'}}" in text
+    assert f"mounts=[('{tmp_path / 'm'}', 'w')]" in text
 
 
 def test_haversack_config_is_used_from_any_directory(site, tmp_path, monkeypatch):

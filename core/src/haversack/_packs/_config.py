@@ -28,8 +28,9 @@ ENV_CONFIG = "HAVERSACK_CONFIG"
 _TOP_KEYS = frozenset({"packs", "enable", "disable", "strict"})
 #: Options the core handles for every pack; the rest go to the pack's ``config_type``.
 CORE_OPTIONS = frozenset({"prefix", "rename", "tools", "exclude_tools"})
-#: Field metadata marking a ``str`` option as a path: ``field(metadata={"path": True})``.
-#: Fields typed ``pathlib.Path`` are paths without it. A relative path given in a config file
+#: Field metadata marking a ``str`` option as a path: ``field(metadata={"path": True})``
+#: (``"keys"`` for a mapping whose keys are paths). Fields typed ``pathlib.Path`` are paths
+#: without it. A relative path given in a config file
 #: is resolved against that file's folder, so the file means the same from any directory.
 PATH_METADATA = "path"
 
@@ -303,7 +304,8 @@ def resolve_paths(
     """``raw`` with each relative path option (of ``keys``, default all) joined to ``base``.
 
     A path option is a field typed ``pathlib.Path`` (also ``Path | None`` and
-    ``tuple[Path, ...]``) or marked ``field(metadata={"path": True})``; nested dataclasses
+    ``tuple[Path, ...]``) or marked ``field(metadata={"path": True})`` (``"keys"``: the keys
+    of a mapping, host path -> something); nested dataclasses
     (a tuple of mount tables, say) are followed. ``~`` is expanded. Other values are kept as
     given, for the pack's own validation to judge.
     """
@@ -324,7 +326,10 @@ def resolve_paths(
 def _resolve_value(tp: Any, metadata: Mapping[str, Any], value: Any, base: Path) -> Any:
     import typing
 
-    if metadata.get(PATH_METADATA) or tp is Path:
+    marked = metadata.get(PATH_METADATA)
+    if marked == "keys" and isinstance(value, Mapping):
+        return {_join(k, base): v for k, v in value.items()}
+    if marked is True or tp is Path:
         return _join(value, base)
     origin = typing.get_origin(tp)
     args = [a for a in typing.get_args(tp) if a is not type(None) and a is not Ellipsis]
