@@ -80,7 +80,8 @@ class _Watchdog:
         with self._cv:
             self._serial += 1
             self._step = (self._serial, what, delay, stream)
-            if self._thread is None:
+            # Not alive after a fork: the child has the object but not the thread.
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="haversack-pack-watchdog", daemon=True
                 )
