@@ -107,6 +107,25 @@ def run(quick: bool) -> list[Result]:
                     notes=f"{N_PACKS * TOOLS_PER_PACK} tools; import cost paid once (warm-up)",
                 )
             )
+            plain = measure(lambda: discover(load=True, packs=names), repeats=repeats)
+            plain_name = f"discover(load=True) with {N_PACKS} packs"
+            results.append(
+                result(SUITE, plain_name, plain, notes="imports cached: the loading itself")
+            )
+            results.append(
+                result(
+                    SUITE,
+                    f"discover(load=True, import_budget=10) with {N_PACKS} packs",
+                    measure(
+                        lambda: discover(load=True, packs=names, import_budget=10.0),
+                        repeats=repeats,
+                    ),
+                    floor=(plain_name, plain),
+                    max_ratio=1.25,
+                    notes="each import in a watched daemon thread, as `haversack packs`, "
+                    "`check` and `tools` do (a hanging pack is reported, not waited for)",
+                )
+            )
             _age(root)
             del os.environ["HAVERSACK_NO_CACHE"]
             results.append(

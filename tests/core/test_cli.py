@@ -206,3 +206,130 @@ def test_an_unknown_command_is_a_usage_error_listing_the_commands(site, capsys):
     _, err = capsys.readouterr()
     assert "invalid choice: 'helo'" in err
     assert "'hello'" in err
+
+
+OPENS = """
+from dataclasses import dataclass, field
+from pathlib import Path
+from haversack import Binding, MarkdownSection, Tool, ToolResult
+from haversack.errors import PackConfigError
+from haversack.hookspecs import hookimpl
+
+class Store:
+    def __init__(self, folder):
+        if not Path(folder).is_dir():
+            raise PackConfigError(
+                f"Store folder {folder} does not exist; create it or fix 'folder'."
+            )
+        self.folder = folder
+
+@dataclass(frozen=True)
+class Options:
+    folder: Path = Path("store")
+
+def _ls(params, *, context):
+    return ToolResult.ok(message=context.resources.get(Store).folder)
+
+@hookimpl
+def config_type():
+    return Options
+
+@hookimpl
+def register_tools(register):
+    register(Tool[None, None](name="where", description="Where the store is.", handler=_ls))
+
+@hookimpl
+def register_resources(register, config):
+    register(Binding(Store, lambda r: Store(config.folder)))
+"""
+
+
+def test_check_opens_resources_and_reports_each_in_one_line(site, capsys, tmp_path):
+    site.add("store", OPENS)
+    (tmp_path / "haversack.toml").write_text('[packs.store]\nfolder = "data"\n')
+    status, out, _ = run(capsys, "check")
+    assert status == 1
+    missing = tmp_path / "data"
+    assert out.splitlines()[0] == (
+        f"error: resource Store cannot open: Store folder {missing} does not exist; "
+        "create it or fix 'folder'."
+    )
+    assert "FAILED (1 loaded: store; 1 errors)" in out
+    assert run(capsys, "check", "--no-resources")[0] == 0
+    missing.mkdir()
+    status, out, _ = run(capsys, "check")
+    assert status == 0, out
+
+
+def test_call_on_a_resource_that_cannot_open_is_one_line(site, capsys, tmp_path):
+    site.add("store", OPENS)
+    status, out, err = run(capsys, "call", "where")
+    assert status == 2
+    first, hint = err.splitlines()
+    assert first.startswith("haversack: error: resource Store cannot open: Store folder")
+    assert "store does not exist; create it or fix 'folder'." in first
+    assert hint == "hint: `haversack check` opens every resource and lists each one that fails."
+    (tmp_path / "store").mkdir()
+    status, out, _ = run(capsys, "call", "where")
+    assert (status, out) == (0, "store\n")
+
+
+def test_check_calls_a_config_mistake_a_config_mistake(site, capsys):
+    site.add("echo", PACK)
+    site.add("store", OPENS)
+    status, out, _ = run(capsys, "check", "-p", "ecoh")
+    assert status == 1
+    assert "error: config error: packs= (--pack) names 'ecoh'" in out
+    assert "(did you mean 'echo'?)" in out
+    (site.root.parent / "haversack.toml").write_text("[packs.store]\nfoldr = 'x'\n")
+    status, out, _ = run(capsys, "check")
+    assert status == 1
+    assert "error: config error: Invalid options for pack 'store'" in out
+    assert "unknown option 'foldr'" in out
+    assert "broken" not in out
+
+
+def test_render_with_a_typo_is_an_error_not_an_empty_prompt(site, capsys):
+    site.add("echo", PACK)
+    status, out, err = run(capsys, "render", "-p", "ecoh")
+    assert (status, out) == (2, "")
+    assert "names 'ecoh'" in err
+    assert "did you mean 'echo'?" in err
+
+
+def test_packs_shows_removed_tools_and_tokens_saved(site, capsys, tmp_path):
+    site.add(
+        "echo",
+        PACK.replace("tools=[echo]", "tools=[echo, echo2]").replace(
+            "echo = Tool",
+            'echo2 = Tool[EchoParams, None](name="echo2", description="Echo a '
+            'second time, with a longer description.", handler=_echo)\necho = Tool',
+        ),
+    )
+    (tmp_path / "haversack.toml").write_text('[packs.echo]\nexclude_tools = ["echo2"]\n')
+    status, out, _ = run(capsys, "packs")
+    assert status == 0
+    assert "saved by tools/exclude_tools)" in out
+    assert "    removed by options: echo2" in out
+    assert "    tools: echo\n" in out
+
+
+def test_client_config_is_absolute_and_names_the_config(site, capsys, tmp_path, monkeypatch):
+    (tmp_path / "haversack.toml").write_text("")
+    status, out, _ = run(capsys, "client-config", "-p", "echo")
+    assert status == 0
+    server = json.loads(out)["mcpServers"]["haversack"]
+    assert server == {
+        "command": sys.executable,
+        "args": ["-m", "haversack", "serve", "--name", "haversack", "--pack", "echo"],
+        "env": {"HAVERSACK_CONFIG": str(tmp_path / "haversack.toml")},
+    }
+    monkeypatch.chdir("/")
+    status, out, _ = run(capsys, "client-config", "--format", "vscode", "--name", "mine")
+    entry = json.loads(out)["servers"]["mine"]
+    assert entry["type"] == "stdio"
+    assert "env" not in entry  # no config file above /
+    status, out, _ = run(
+        capsys, "client-config", "--entry-only", "--config", str(tmp_path / "haversack.toml")
+    )
+    assert json.loads(out)["env"]["HAVERSACK_CONFIG"] == str(tmp_path / "haversack.toml")

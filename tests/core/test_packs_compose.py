@@ -226,8 +226,10 @@ def test_rename_of_unknown_tool_is_a_config_error(site):
     site.add("vfs", SECTION_PACK)
     with pytest.raises(PackConfigError, match=r"'raed_file'.*read_file, write_file"):
         compose(ns="t", key="k", config={"vfs": {"rename": {"raed_file": "x"}}}, strict=True)
+    with pytest.raises(PackConfigError, match=r"'raed_file'"):  # the user's own mistake
+        compose(ns="t", key="k", config={"vfs": {"rename": {"raed_file": "x"}}})
     report = discover(load=True, config={"vfs": {"rename": {"raed_file": "x"}}})
-    assert report["vfs"].status == "broken"
+    assert report["vfs"].status == "misconfigured"
 
 
 def test_rename_to_invalid_name_is_a_config_error(site):

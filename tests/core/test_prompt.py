@@ -255,7 +255,7 @@ def test_an_unresolvable_reference_in_a_description_names_the_tool() -> None:
 
 def test_a_description_too_long_once_filled_in_is_refused_at_construction() -> None:
     long_name = "x" * 64
-    text = "y" * 180 + " ${tool:e}"
+    text = "y" * 1004 + " ${tool:e}"  # 1014 characters; 1068 once filled in
     editor = Tool[None, None](name=long_name, description="E.", handler=handler, original_name="e")
     with pytest.raises(
         PromptValidationError, match=r"once its \$\{tool:\.\.\.\} names are filled in"

@@ -97,10 +97,10 @@ def test_description_is_stripped() -> None:
 @pytest.mark.parametrize(
     ("description", "match"),
     [
-        ("", "1-200 characters after stripping, got 0"),
-        ("   ", "1-200 characters after stripping, got 0"),
-        ("x" * 201, "got 201"),
-        ("Lire un fichier \u00e9", "must be ASCII"),
+        ("", "1-1024 characters after stripping, got 0"),
+        ("   ", "1-1024 characters after stripping, got 0"),
+        ("x" * 1025, "got 1025; 1024 is OpenAI's limit"),
+        ("Read\x00 a file", r"control character '\\x00' at 4"),
         (None, "description must be a string"),
     ],
 )
@@ -110,8 +110,23 @@ def test_invalid_descriptions_raise(description: Any, match: str) -> None:
     assert info.value.tool_name == "bad_desc"
 
 
-def test_description_of_200_characters_is_allowed() -> None:
-    assert len(make(description="x" * 200).description) == 200
+def test_description_of_1024_characters_is_allowed() -> None:
+    assert len(make(description="x" * 1024).description) == 1024
+
+
+def test_non_ascii_descriptions_newlines_and_tabs_are_allowed() -> None:
+    text = "Lire un fichier \u00e9crit en UTF-8 \u2014 \u8aad\u3080.\n\tLigne deux."
+    assert make(description=text).description == text
+
+
+def test_the_description_limit_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HAVERSACK_MAX_DESCRIPTION", "4096")
+    assert len(make(description="x" * 4096).description) == 4096
+    with pytest.raises(PromptValidationError, match=r"1-4096 characters .* got 4097\. \["):
+        make(description="x" * 4097)
+    monkeypatch.setenv("HAVERSACK_MAX_DESCRIPTION", "lots")
+    with pytest.raises(PromptValidationError, match="HAVERSACK_MAX_DESCRIPTION='lots'"):
+        make(description="ok")
 
 
 class Handlers:
@@ -335,7 +350,7 @@ def test_examples_must_be_tool_examples() -> None:
 
 
 def test_example_description_is_checked() -> None:
-    with pytest.raises(PromptValidationError, match="Tool example description must be 1-200"):
+    with pytest.raises(PromptValidationError, match="Tool example description must be 1-1024"):
         make(examples=[ToolExample("  ", Params("a"), Result(1))])
 
 

@@ -4,72 +4,12 @@ subprocess through ``compose`` and the ``haversack`` command."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pytest
+if TYPE_CHECKING:
+    from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-class Venv:
-    def __init__(self, path: Path, workdir: Path) -> None:
-        self.path = path
-        self.workdir = workdir
-        self.python = path / "bin" / "python"
-        self.haversack = path / "bin" / "haversack"
-
-    def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("HAVERSACK_", "PYTHON"))}
-        env.pop("VIRTUAL_ENV", None)
-        env.update(extra)
-        return env
-
-    def run(
-        self, *argv: str, cwd: Path | None = None, **env: str
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(a) for a in argv],
-            capture_output=True,
-            text=True,
-            cwd=cwd or self.workdir,
-            env=self.env(**env),
-            timeout=60,
-            check=False,
-        )
-
-    def cli(
-        self, *args: str, cwd: Path | None = None, **env: str
-    ) -> subprocess.CompletedProcess[str]:
-        return self.run(self.haversack, *args, cwd=cwd, **env)
-
-    def script(self, code: str, **env: str) -> subprocess.CompletedProcess[str]:
-        return self.run(self.python, "-c", code, **env)
-
-
-@pytest.fixture(scope="session")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is needed to build the integration environment")
-    base = tmp_path_factory.mktemp("hvit")
-    path = base / "venv"
-    py = f"{sys.version_info.major}.{sys.version_info.minor}"
-    subprocess.run([uv, "venv", "-q", "-p", py, str(path)], check=True)
-    target = ["--python", str(path / "bin" / "python")]
-    packs = [str(FIXTURES / name) for name in ("good", "broken", "clash_a", "clash_b")]
-    subprocess.run([uv, "pip", "install", "-q", *target, str(ROOT / "core"), *packs], check=True)
-    # The resolver (rightly) refuses a pack that excludes the core; force it in, as a stale
-    # environment after upgrading haversack would have it.
-    incompatible = str(FIXTURES / "incompatible")
-    subprocess.run([uv, "pip", "install", "-q", "--no-deps", *target, incompatible], check=True)
-    workdir = base / "project"
-    workdir.mkdir()
-    return Venv(path, workdir)
+    from conftest import Venv
 
 
 def test_packs_reports_every_status(venv: Venv) -> None:
@@ -89,7 +29,7 @@ def test_packs_reports_every_status(venv: Venv) -> None:
 def test_discover_imports_no_pack(venv: Venv) -> None:
     result = venv.script(
         "import sys; from haversack._packs import discover\n"
-        "r = discover(); assert len(r) == 5, r\n"
+        "r = discover(); assert len(r) == 7, r\n"
         "assert not [m for m in sys.modules if m.startswith('hvit_')]\n"
         "assert 'pluggy' not in sys.modules\n"
     )
@@ -113,7 +53,8 @@ def test_compose_raises_for_the_clash_naming_both(venv: Venv) -> None:
 def test_compose_with_exclusion_fail_soft(venv: Venv) -> None:
     result = venv.script(
         "from haversack._packs import compose\n"
-        "p = compose(ns='t', key='k', exclude=['clashb'], config={'good': {'greeting': 'Hi'}})\n"
+        "p = compose(ns='t', key='k', exclude=['clashb', 'store'],\n"
+        "            config={'good': {'greeting': 'Hi'}})\n"
         "r = p.render(); print([t.name for t in r.tools]); print(r.text)\n"
     )
     assert result.returncode == 0, result.stderr
@@ -123,7 +64,7 @@ def test_compose_with_exclusion_fail_soft(venv: Venv) -> None:
 
 def test_prefix_from_pyproject_resolves_the_clash(venv: Venv, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.haversack]\ndisable = ["broken", "incompatible"]\n\n'
+        '[tool.haversack]\ndisable = ["broken", "incompatible", "store"]\n\n'
         '[tool.haversack.packs.clashb]\nprefix = "b_"\n\n'
         '[tool.haversack.packs.good]\ngreeting = "Howdy"\n'
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ..integration.test_packs_installed import FIXTURES, ROOT, Venv  # noqa: TID252 - reuse
+from ..integration.conftest import FIXTURES, ROOT, Venv  # noqa: TID252 - reuse
 from ._packs import PLUGINS, wheel_from_project, write_pack
 
 PROBE = Path(__file__).resolve().parent / "packs" / "probe.py"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import inspect
+import os
 import re
 import typing
 from collections.abc import Awaitable, Callable, Sequence
@@ -27,7 +28,30 @@ ParamsT_contra = TypeVar("ParamsT_contra", contravariant=True)
 _NAME = re.compile(r"[a-z0-9_-]{1,64}")
 #: ``${tool:name}`` in a description: the current name of the tool originally called ``name``.
 TOOL_REFERENCE = re.compile(r"\$\{tool:([a-z0-9_-]{1,64})\}")
-_MAX_DESCRIPTION = 200
+#: The default longest tool description, in characters: OpenAI's limit for
+#: ``function.description`` (longer ones are refused with ``string_above_max_length``).
+#: Anthropic and MCP accept longer text; raise the limit with ``HAVERSACK_MAX_DESCRIPTION``.
+DEFAULT_MAX_DESCRIPTION = 1024
+#: The environment variable that sets the longest tool description (a positive integer).
+ENV_MAX_DESCRIPTION = "HAVERSACK_MAX_DESCRIPTION"
+
+
+def max_description() -> int:
+    """The longest tool description allowed: ``$HAVERSACK_MAX_DESCRIPTION`` or 1024."""
+    raw = os.environ.get(ENV_MAX_DESCRIPTION, "").strip()
+    if not raw:
+        return DEFAULT_MAX_DESCRIPTION
+    if not raw.isdigit() or int(raw) < 1:
+        raise PromptValidationError(
+            f"{ENV_MAX_DESCRIPTION}={raw!r} is not a positive whole number of characters; "
+            f"unset it for the default ({DEFAULT_MAX_DESCRIPTION}, OpenAI's limit)."
+        )
+    return int(raw)
+
+
+#: Control characters other than newline and tab: invisible to a reader, and some providers
+#: refuse them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class ToolHandler(Protocol[ParamsT_contra, ResultT]):
@@ -55,7 +79,13 @@ class ToolAnnotations:
 # breaks ``ToolExample[P, R](...)`` (typing's __orig_class__ assignment raises TypeError).
 @dataclass(frozen=True)
 class ToolExample(Generic[ParamsT, ResultT]):
-    """A worked call: ``input`` must be the tool's params, ``output`` its result value."""
+    """A worked call: ``input`` must be the tool's params, ``output`` its result value.
+
+    Examples are documentation and test data, not model input: construction checks their
+    types, :func:`haversack.testing.check_examples` runs them through the handler, and no
+    adapter, ``haversack tools`` or the MCP server sends them to the model. Put what the
+    model must know in the description.
+    """
 
     description: str
     input: ParamsT
@@ -181,15 +211,24 @@ def _clean_description(text: object, *, what: str, tool: str) -> str:
     if not isinstance(text, str):
         raise PromptValidationError(f"{what} description must be a string.", tool_name=tool)
     stripped = text.strip()
-    if not stripped.isascii():
+    bad = _CONTROL.search(stripped)
+    if bad is not None:
         raise PromptValidationError(
-            f"{what} description must be ASCII (providers reject other characters).",
+            f"{what} description contains the control character {bad.group()!r} at "
+            f"{bad.start()}; only newlines and tabs are allowed.",
             tool_name=tool,
         )
-    if not 1 <= len(stripped) <= _MAX_DESCRIPTION:
+    limit = max_description()
+    if not 1 <= len(stripped) <= limit:
         raise PromptValidationError(
-            f"{what} description must be 1-{_MAX_DESCRIPTION} characters after stripping, "
-            f"got {len(stripped)}.",
+            f"{what} description must be 1-{limit} characters after stripping, got "
+            f"{len(stripped)}"
+            + (
+                f"; {limit} is OpenAI's limit: shorten it, or set {ENV_MAX_DESCRIPTION} "
+                "higher if you only use providers that accept more (Anthropic, MCP clients)."
+                if limit == DEFAULT_MAX_DESCRIPTION and stripped
+                else "."
+            ),
             tool_name=tool,
         )
     return stripped

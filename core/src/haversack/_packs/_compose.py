@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from haversack.errors import NameConflictError, PackConfigError, PackError, PackLoadError
+from haversack.errors import (
+    NameConflictError,
+    PackConfigError,
+    PackError,
+    PackLoadError,
+    PromptValidationError,
+)
 
 from ._cache import scan
 from ._compat import core_version, incompatibility, requirement_on_core
@@ -17,8 +23,8 @@ from ._conflicts import CALLER, check_internal, find_conflicts, loose_section_ke
 from ._contrib import Contribution, collect
 from ._discovery import Candidate, normalize
 from ._rename import all_tools, apply_names
-from ._report import Conflict, PackInfo, PackReport, PackStatus
-from ._selection import Selection, env_flag
+from ._report import FAILED, Conflict, PackInfo, PackReport, PackStatus
+from ._selection import Selection, closest, env_flag
 from ._trace import ENV_TRACE, Tracer
 
 if TYPE_CHECKING:
@@ -46,6 +52,27 @@ class Outcome:
     contributions: list[Contribution] = field(default_factory=list)
     bindings: list[Binding[Any]] = field(default_factory=list)
     strict: bool = False
+    #: Original tool name -> (pack, where the filter option was given), for messages.
+    removed: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Rules:
+    """How pack problems are treated in one run."""
+
+    strict: bool
+    #: Raise for the user's own mistakes (packs they named, options they gave).
+    user_errors: bool
+    selection: Selection
+    configured: frozenset[str]
+    #: Per-pack import budget in seconds (listing commands), ``None`` to wait.
+    budget: float | None = None
+
+    def named(self, candidate: Candidate) -> bool:
+        return candidate.name in self.configured or self.selection.names(candidate)
+
+    def fatal(self, candidate: Candidate) -> bool:
+        return self.strict or (self.user_errors and self.named(candidate))
 
 
 def run(
@@ -58,11 +85,16 @@ def run(
     config_file: str | Path | None = None,
     caller: object | None = None,
     tokens: bool = False,
+    user_errors: bool = False,
+    import_budget: float | None = None,
 ) -> Outcome:
     """Discover, select, check and (when ``load``) import packs and collect contributions.
 
-    Never raises for a pack problem unless strict mode is on; conflicts are returned in the
-    report, not raised. A malformed config file always raises :class:`PackConfigError`.
+    Without ``user_errors`` and ``strict`` it never raises for a pack problem: everything
+    is in the report (conflicts too). With ``user_errors`` the caller's own mistakes raise:
+    a named pack (allowlist or options) that is missing, broken or incompatible, and wrong
+    options. ``strict`` raises for every pack. A malformed config file always raises
+    :class:`PackConfigError`.
     """
     file = load_config(config_file)
     strict = bool(strict if strict is not None else env_flag(ENV_STRICT) or file.strict)
@@ -78,6 +110,9 @@ def run(
     problems = selection.unknown(candidates)
     options, option_problems = _options(file, config, candidates)
     problems += option_problems
+    if (strict or user_errors) and problems:
+        raise PackConfigError(problems[0] + _more(len(problems) - 1))
+    rules = _Rules(strict, user_errors, selection, frozenset(options), import_budget)
     infos: dict[str, PackInfo] = {}
     conflicts: list[Conflict] = []
     loadable: list[Candidate] = []
@@ -98,10 +133,11 @@ def run(
             continue
         why = incompatibility(candidate)
         if why:
-            _fail(
-                strict,
-                PackLoadError(f"{candidate.label} is incompatible: {why}", pack=candidate.name),
-            )
+            if rules.fatal(candidate):
+                raise PackLoadError(
+                    f"{candidate.label} is incompatible: {why}{_named_hint(rules, candidate)}",
+                    pack=candidate.name,
+                )
             infos[candidate.name] = _info(candidate, "incompatible", why)
             tracer.line(f"{candidate.name}: incompatible: {why}")
             continue
@@ -109,14 +145,54 @@ def run(
             infos[candidate.name] = _info(candidate, "not-imported")
             continue
         loadable.append(candidate)
-    if strict and problems:
-        raise PackConfigError(problems[0])
     outcome = Outcome(PackReport(), strict=strict)
     if load:
-        _load(outcome, loadable, caller, options, infos, conflicts, tracer, tokens=tokens)
+        _load(outcome, loadable, caller, options, infos, conflicts, tracer, rules, tokens=tokens)
     ordered = sorted(infos.values(), key=lambda i: (not i.builtin, i.name))
     outcome.report = PackReport(tuple(ordered), tuple(conflicts), tuple(problems))
     return outcome
+
+
+def _more(count: int) -> str:
+    if count <= 0:
+        return ""
+    return f" ({count} more problem{'s' if count > 1 else ''}; `haversack check` lists them.)"
+
+
+def _named_hint(rules: _Rules, candidate: Candidate) -> str:
+    if rules.strict or not rules.named(candidate):
+        return ""
+    why = (
+        "you gave it options"
+        if candidate.name in rules.configured and not rules.selection.names(candidate)
+        else f"it is named in {rules.selection.allow_source}"
+    )
+    return f" (an error because {why}; packs nobody named are left out with a warning instead)"
+
+
+def _import(candidate: Candidate, rules: _Rules, tracer: Tracer) -> object:
+    """Import one pack, watched: a notice names it when slow; a budget may give up on it."""
+    from ._manager import import_pack
+    from ._watch import watching, within
+
+    what = f"importing {candidate.label} (module {candidate.module})"
+    tracer.line(f"{candidate.name}: importing {candidate.module}")
+    if rules.budget is None:
+        with watching(what):
+            return import_pack(candidate)
+    done, module = within(lambda: import_pack(candidate), what, rules.budget)
+    if not done:
+        raise _TimedOutError(
+            f"{candidate.label}: importing {candidate.module} did not finish within "
+            f"{rules.budget:g} s (HAVERSACK_IMPORT_BUDGET); it may hang at import. Leave it "
+            f"out (HAVERSACK_DISABLE={candidate.name}) and report it to its authors.",
+            pack=candidate.name,
+        )
+    return module
+
+
+class _TimedOutError(PackLoadError):
+    """A pack's import outlasted the listing budget (reported as ``timed-out``)."""
 
 
 def _load(
@@ -127,12 +203,14 @@ def _load(
     infos: dict[str, PackInfo],
     conflicts: list[Conflict],
     tracer: Tracer,
+    rules: _Rules,
     *,
     tokens: bool,
 ) -> None:
-    from ._manager import import_pack, new_manager, pending_errors, register
+    from ._filter import filter_tools
+    from ._manager import new_manager, pending_errors, register
+    from ._watch import watching
 
-    strict = outcome.strict
     pm = new_manager()
     tracer.install(pm)
     order: list[tuple[Contribution, Candidate | None]] = []
@@ -144,34 +222,40 @@ def _load(
     order.append((Contribution(CALLER, CALLER, builtin=True), None))
     for candidate in loadable:
         try:
-            tracer.line(f"{candidate.name}: importing {candidate.module}")
-            module = import_pack(candidate)
+            module = _import(candidate, rules, tracer)
             register(pm, module, candidate.name, candidate.label)
         except PackError as exc:
-            _broken(strict, exc, candidate, infos, tracer)
+            _broken(rules, exc, candidate, infos, tracer)
             continue
         order.append((Contribution(candidate.name, candidate.label), candidate))
     for name, message in pending_errors(pm).items():
         for contribution, pending in order:
             if contribution.name == name and pending is not None:
                 error = PackLoadError(f"{pending.label} {message}", pack=name)
-                _broken(strict, error, pending, infos, tracer)
+                _broken(rules, error, pending, infos, tracer)
     done: list[Contribution] = []
     for contribution, source in order:
         if source is not None and source.name in infos:
             continue  # broken while importing or registering
         pack_options = options.get(contribution.name, PackOptions())
         try:
-            collect(pm, contribution, pack_options, tracer)
+            with watching(f"running the hooks of {contribution.label}"):
+                collect(pm, contribution, pack_options, tracer)
+            removed = filter_tools(contribution, pack_options)
             apply_names(contribution, pack_options)
             check_internal(contribution)
         except PackError as exc:
             if source is None:
                 raise
-            _broken(strict, exc, source, infos, tracer)
+            if isinstance(exc, PackConfigError) and pack_options.source != "defaults":
+                _misconfigured(rules, exc, source, infos, tracer)
+            else:
+                _broken(rules, exc, source, infos, tracer)
             continue
+        for tool in removed:
+            outcome.removed[tool.original_name] = (contribution.name, pack_options.source)
         done.append(contribution)
-        infos[contribution.name] = _loaded(source, contribution, tokens=tokens)
+        infos[contribution.name] = _loaded(source, contribution, removed, tokens=tokens)
     bindings, resource_conflicts = resolve_bindings(done)
     conflicts.extend(find_conflicts(done))
     conflicts.extend(resource_conflicts)
@@ -179,19 +263,32 @@ def _load(
     outcome.bindings = bindings
 
 
-def _fail(strict: bool, exc: PackError) -> None:
-    if strict:
-        raise exc
-
-
 def _broken(
-    strict: bool, exc: PackError, candidate: Candidate, infos: dict[str, PackInfo], tracer: Tracer
+    rules: _Rules, exc: PackError, candidate: Candidate, infos: dict[str, PackInfo], tracer: Tracer
 ) -> None:
-    tracer.line(f"{candidate.name}: broken: {exc}")
-    if strict:
+    timed_out = isinstance(exc, _TimedOutError)
+    tracer.line(f"{candidate.name}: {'timed out' if timed_out else 'broken'}: {exc}")
+    if rules.fatal(candidate):
+        hint = _named_hint(rules, candidate)
+        if hint:
+            raise PackLoadError(f"{exc}{hint}", pack=candidate.name) from exc
         raise exc
     reason = str(exc).removeprefix(candidate.label).lstrip(": ")
-    infos[candidate.name] = _info(candidate, "broken", reason)
+    infos[candidate.name] = _info(candidate, "timed-out" if timed_out else "broken", reason)
+
+
+def _misconfigured(
+    rules: _Rules,
+    exc: PackConfigError,
+    candidate: Candidate,
+    infos: dict[str, PackInfo],
+    tracer: Tracer,
+) -> None:
+    """The options the user gave a pack are wrong: always their error when composing."""
+    tracer.line(f"{candidate.name}: misconfigured: {exc}")
+    if rules.strict or rules.user_errors:
+        raise exc
+    infos[candidate.name] = _info(candidate, "misconfigured", str(exc))
 
 
 def _by_name(candidates: list[Candidate]) -> list[list[Candidate]]:
@@ -238,11 +335,14 @@ def _options(
         if name not in installed:
             problems.append(
                 f"Options are given for pack {name!r} ({source}), but no installed pack is "
-                f"called that (installed: {', '.join(sorted(installed)) or 'none'}); install it "
-                "or remove the options."
+                f"called that{closest(name, installed)} (installed: "
+                f"{', '.join(sorted(installed)) or 'none'}); install it or fix the name."
             )
             continue
-        result[name] = split_options(name, table, source)
+        from_file = set(file.options.get(name, {})) - set((config or {}).get(name, {}))
+        result[name] = split_options(
+            name, table, source, base_dir=file.base_dir, file_keys=frozenset(from_file)
+        )
     return result, problems
 
 
@@ -258,7 +358,9 @@ def _info(candidate: Candidate, status: PackStatus, reason: str = "") -> PackInf
     )
 
 
-def _loaded(candidate: Candidate | None, c: Contribution, *, tokens: bool) -> PackInfo:
+def _loaded(
+    candidate: Candidate | None, c: Contribution, removed: Sequence[Any], *, tokens: bool
+) -> PackInfo:
     sections = [s.key for s in c.sections] + ([loose_section_key(c.name)] if c.tools else [])
     tools = list(all_tools(c))
     return PackInfo(
@@ -274,6 +376,8 @@ def _loaded(candidate: Candidate | None, c: Contribution, *, tokens: bool) -> Pa
         policies=tuple(p.name for p in c.policies),
         resources=tuple(b.provides.__qualname__ for b in c.bindings),
         token_estimate=token_estimate(tools) if tokens else None,
+        tokens_saved=token_estimate(removed) if tokens and removed else None,
+        removed_tools=tuple(t.name for t in removed),
     )
 
 
@@ -300,14 +404,17 @@ def discover(
     exclude: Sequence[str] = (),
     config: Mapping[str, Mapping[str, Any]] | None = None,
     config_file: str | Path | None = None,
+    import_budget: float | None = None,
 ) -> PackReport:
     """List installed packs; with ``load=True`` also import them and report contributions.
 
     Without ``load`` no pack module is imported: statuses are ``not-imported``, ``disabled``
     or ``incompatible`` (decided from metadata). With ``load``, packs run their hooks (with
-    their configuration) and the report adds ``loaded``/``broken`` statuses, the names each
-    pack contributes, token estimates and cross-pack conflicts. Never raises for a pack's
-    problem: everything is in the report.
+    their configuration) and the report adds ``loaded``/``broken``/``misconfigured``
+    statuses, the names each pack contributes, token estimates (and the tokens saved by
+    ``tools``/``exclude_tools``) and cross-pack conflicts. Never raises for a pack's
+    problem: everything is in the report. ``import_budget`` (seconds) stops waiting for a
+    pack whose import has not returned by then and reports it ``timed-out``.
     """
     return run(
         load=load,
@@ -317,6 +424,7 @@ def discover(
         config_file=config_file,
         strict=False,
         tokens=load,
+        import_budget=import_budget,
     ).report
 
 
@@ -332,6 +440,7 @@ def compose(
     config_file: str | Path | None = None,
     policies: Sequence[ToolPolicy] = (),
     resources: ResourceRegistry | Mapping[type, object] | None = None,
+    import_budget: float | None = None,
 ) -> Prompt:
     """Build a :class:`~haversack.Prompt` from your sections plus every selected pack.
 
@@ -342,11 +451,18 @@ def compose(
 
     Names are unique across every contributor (you are ``"your code"``): section keys, tool
     names, policy names, resource types and pack names. A clash raises
-    :class:`~haversack.NameConflictError` naming both contributors and a fix. A pack that
-    fails to import, raises, registers garbage, has bad options or is incompatible is left
-    out and logged (``haversack.packs`` logger); with ``strict=True`` (or
-    ``HAVERSACK_STRICT=1``) it raises :class:`~haversack.errors.PackLoadError` /
-    :class:`~haversack.errors.PackConfigError` instead.
+    :class:`~haversack.NameConflictError` naming both contributors and a fix.
+
+    Your own mistakes raise: a pack you named (``packs=``, ``HAVERSACK_PACKS``, the config
+    file's ``packs`` list, or options you gave it) that is missing (with the closest
+    installed name), broken or incompatible raises :class:`~haversack.errors.PackLoadError`
+    or :class:`~haversack.errors.PackConfigError`; wrong options (an unknown option, a wrong
+    type, a ``tools``/``exclude_tools`` pattern matching no tool, text naming a tool those
+    options removed) raise :class:`~haversack.errors.PackConfigError` naming the pack, the
+    option and the valid ones. A pack nobody named that fails to import, raises, registers
+    garbage or is incompatible is left out and logged (``haversack.packs`` logger); with
+    ``strict=True`` (or ``HAVERSACK_STRICT=1``) it raises too. ``import_budget`` (seconds)
+    gives up on a pack whose import has not returned by then (as a broken pack).
     """
     from haversack._builtin import CallerContributions
     from haversack._prompt import Prompt
@@ -361,11 +477,11 @@ def compose(
         strict=strict,
         config_file=config_file,
         caller=caller,
+        user_errors=True,
+        import_budget=import_budget,
     )
-    for problem in outcome.report.problems:
-        _warn("haversack: %s", problem)
     for info in outcome.report.packs:
-        if info.status in ("broken", "incompatible"):
+        if info.status in FAILED:
             _warn("haversack: left out %s (%s): %s", info.label, info.status, info.reason)
     raise_conflicts(outcome.report)
     prompt_sections: list[Section[Any]] = []
@@ -375,13 +491,26 @@ def compose(
         if c.tools:
             prompt_sections.append(_loose_section(c))
         prompt_policies.extend(c.policies)
-    return Prompt(
-        ns=ns,
-        key=key,
-        sections=prompt_sections,
-        policies=prompt_policies,
-        resources=ResourceRegistry.of(*outcome.bindings),
-    )
+    try:
+        return Prompt(
+            ns=ns,
+            key=key,
+            sections=prompt_sections,
+            policies=prompt_policies,
+            resources=ResourceRegistry.of(*outcome.bindings),
+        )
+    except PromptValidationError as exc:
+        removed = outcome.removed.get(exc.tool_name or "")
+        if removed is None:
+            raise
+        pack, source = removed
+        raise PackConfigError(
+            f"The tool {exc.tool_name!r} of pack {pack!r} is removed by its tools/"
+            f"exclude_tools options ({source}), but text of the prompt still names it: "
+            f"{exc}. Keep the tool, or leave out the section that mentions it (as for a "
+            "disabled section).",
+            pack=pack,
+        ) from None
 
 
 def raise_conflicts(report: PackReport) -> None:

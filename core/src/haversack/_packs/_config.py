@@ -11,13 +11,28 @@ from typing import Any
 
 from haversack.errors import PackConfigError
 
-__all__ = ["FileConfig", "PackOptions", "find_config_file", "load_config", "parse_options"]
+__all__ = [
+    "ENV_CONFIG",
+    "FileConfig",
+    "PackOptions",
+    "find_config_file",
+    "load_config",
+    "parse_options",
+]
 
 PYPROJECT = "pyproject.toml"
 HAVERSACK_TOML = "haversack.toml"
+#: The config file to read when no ``config_file``/``--config`` is given: what a desktop MCP
+#: client (launched with the working directory ``/``) sets to find the project's options.
+ENV_CONFIG = "HAVERSACK_CONFIG"
 _TOP_KEYS = frozenset({"packs", "enable", "disable", "strict"})
 #: Options the core handles for every pack; the rest go to the pack's ``config_type``.
-CORE_OPTIONS = frozenset({"prefix", "rename"})
+CORE_OPTIONS = frozenset({"prefix", "rename", "tools", "exclude_tools"})
+#: Field metadata marking a ``str`` option as a path: ``field(metadata={"path": True})``
+#: (``"keys"`` for a mapping whose keys are paths). Fields typed ``pathlib.Path`` are paths
+#: without it. A relative path given in a config file
+#: is resolved against that file's folder, so the file means the same from any directory.
+PATH_METADATA = "path"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +54,11 @@ class FileConfig:
             return f"{self.path} [tool.haversack]"
         return str(self.path)
 
+    @property
+    def base_dir(self) -> Path | None:
+        """The folder relative paths in this file resolve against: the file's own."""
+        return None if self.path is None else self.path.parent
+
     def where(self, pack: str) -> str:
         """Where the options of ``pack`` live in this file."""
         if self.path is not None and self.path.name == PYPROJECT:
@@ -48,12 +68,22 @@ class FileConfig:
 
 @dataclass(frozen=True, slots=True)
 class PackOptions:
-    """One pack's options split into the core's (``prefix``, ``rename``) and the pack's own."""
+    """One pack's options split into the core's and the pack's own.
+
+    The core's are ``prefix``, ``rename`` and the tool filters ``tools`` (keep only these,
+    globs) and ``exclude_tools`` (drop these, globs). ``file_keys`` are the pack's own
+    options that came from the config file in ``base_dir`` (not overridden in code): their
+    relative paths resolve against ``base_dir``.
+    """
 
     prefix: str = ""
     rename: Mapping[str, str] = field(default_factory=dict)
     own: Mapping[str, Any] = field(default_factory=dict)
     source: str = "defaults"
+    tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    base_dir: Path | None = None
+    file_keys: frozenset[str] = frozenset()
 
 
 def find_config_file(start: Path) -> Path | None:
@@ -84,14 +114,27 @@ _MAY_CONFIGURE = re.compile(
 
 
 def load_config(config_file: str | Path | None, *, search_from: Path | None = None) -> FileConfig:
-    """Read ``config_file``, or the file found from ``search_from`` (the cwd) upward."""
+    """Read ``config_file``, else ``$HAVERSACK_CONFIG``, else the file found upward from
+    ``search_from`` (the cwd)."""
+    import os
+
+    source = "config file"
+    if config_file is None and os.environ.get(ENV_CONFIG, "").strip():
+        config_file, source = os.environ[ENV_CONFIG].strip(), ENV_CONFIG
     if config_file is not None:
-        path = Path(config_file)
+        path = Path(config_file).expanduser()
         if not path.is_file():
             raise PackConfigError(
-                f"Config file {path} does not exist; pass an existing pyproject.toml or "
-                "haversack.toml."
+                f"Config file {path} ({source}) does not exist"
+                + (
+                    f" (relative to the working directory {Path.cwd()})"
+                    if not path.is_absolute()
+                    else ""
+                )
+                + "; pass the path of an existing pyproject.toml or haversack.toml, "
+                "preferably absolute."
             )
+        path = path.absolute()
     else:
         found = find_config_file(search_from or Path.cwd())
         if found is None:
@@ -153,8 +196,15 @@ def _names(value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def split_options(pack: str, raw: Mapping[str, Any], source: str) -> PackOptions:
-    """Separate ``prefix``/``rename`` from the pack's own options, checking their types."""
+def split_options(
+    pack: str,
+    raw: Mapping[str, Any],
+    source: str,
+    *,
+    base_dir: Path | None = None,
+    file_keys: frozenset[str] = frozenset(),
+) -> PackOptions:
+    """Separate the core's options from the pack's own, checking their types."""
     own = {k: v for k, v in raw.items() if k not in CORE_OPTIONS}
     prefix = raw.get("prefix", "")
     if not isinstance(prefix, str):
@@ -171,7 +221,32 @@ def split_options(pack: str, raw: Mapping[str, Any], source: str) -> PackOptions
             'rename = { read_file = "vfs_read" }.',
             pack=pack,
         )
-    return PackOptions(prefix, dict(rename), own, source)
+    tools = raw.get("tools")
+    if tools is not None:
+        tools = _globs(pack, "tools", tools, source)
+    exclude = _globs(pack, "exclude_tools", raw.get("exclude_tools", []), source)
+    return PackOptions(
+        prefix,
+        dict(rename),
+        own,
+        source,
+        tools,
+        exclude,
+        base_dir,
+        frozenset(file_keys) & frozenset(own),
+    )
+
+
+def _globs(pack: str, option: str, value: object, source: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        value = None
+    if value is None or not all(isinstance(v, str) and v for v in value):
+        raise PackConfigError(
+            f"{option} for pack {pack!r} ({source}) must be a list of tool names or globs, "
+            f'e.g. {option} = ["read_file", "grep*"].',
+            pack=pack,
+        )
+    return tuple(value)
 
 
 def parse_options(pack: str, config_type: type[Any] | None, options: PackOptions) -> Any:
@@ -194,13 +269,96 @@ def parse_options(pack: str, config_type: type[Any] | None, options: PackOptions
             return config_type()
         except TypeError:
             pass  # a required field: let parse() name it
+    own = dict(options.own)
+    if options.file_keys and options.base_dir is not None:
+        own = resolve_paths(config_type, own, options.base_dir, options.file_keys)
     try:
-        return serde.parse(config_type, dict(options.own))
+        return serde.parse(config_type, own)
     except ToolValidationError as exc:
         detail = exc.message.removeprefix("Invalid arguments: ").rstrip(".")
+        detail = detail.replace("unknown field", "unknown option").replace(
+            "allowed fields:", "valid options:"
+        )
         raise PackConfigError(
-            f"Invalid options for pack {pack!r} ({options.source}): {detail}.", pack=pack
+            f"Invalid options for pack {pack!r} ({options.source}): {detail}"
+            f"{_did_you_mean(config_type, own)}.",
+            pack=pack,
         ) from None
+
+
+def _did_you_mean(config_type: type[Any], given: Mapping[str, Any]) -> str:
+    import difflib  # only for a message
+
+    names = [f.name for f in dataclasses.fields(config_type)]
+    for key in given:
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1)
+            if close:
+                return f"; did you mean {close[0]!r} instead of {key!r}?"
+    return ""
+
+
+def resolve_paths(
+    config_type: type[Any], raw: Mapping[str, Any], base: Path, keys: frozenset[str] | None = None
+) -> dict[str, Any]:
+    """``raw`` with each relative path option (of ``keys``, default all) joined to ``base``.
+
+    A path option is a field typed ``pathlib.Path`` (also ``Path | None`` and
+    ``tuple[Path, ...]``) or marked ``field(metadata={"path": True})`` (``"keys"``: the keys
+    of a mapping, host path -> something); nested dataclasses
+    (a tuple of mount tables, say) are followed. ``~`` is expanded. Other values are kept as
+    given, for the pack's own validation to judge.
+    """
+    import typing
+
+    try:
+        hints = typing.get_type_hints(config_type)
+    except Exception:  # noqa: BLE001 - an unresolvable annotation: nothing is known to be a path
+        hints = {}
+    out = dict(raw)
+    for f in dataclasses.fields(config_type):
+        if f.name not in out or (keys is not None and f.name not in keys):
+            continue
+        out[f.name] = _resolve_value(hints.get(f.name), f.metadata, out[f.name], base)
+    return out
+
+
+def _resolve_value(tp: Any, metadata: Mapping[str, Any], value: Any, base: Path) -> Any:
+    import typing
+
+    marked = metadata.get(PATH_METADATA)
+    if marked == "keys" and isinstance(value, Mapping):
+        return {_join(k, base): v for k, v in value.items()}
+    if marked is True or tp is Path:
+        return _join(value, base)
+    origin = typing.get_origin(tp)
+    args = [a for a in typing.get_args(tp) if a is not type(None) and a is not Ellipsis]
+    if origin in (tuple, list) or (origin is not None and args and _is_union(tp)):
+        if isinstance(value, list) and origin in (tuple, list):
+            return [_resolve_value(args[0] if args else None, {}, v, base) for v in value]
+        for arg in args:
+            if arg is Path or dataclasses.is_dataclass(arg):
+                return _resolve_value(arg, {}, value, base)
+        return value
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
+        return resolve_paths(tp, value, base)
+    return value
+
+
+def _is_union(tp: Any) -> bool:
+    import types
+    import typing
+
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _join(value: Any, base: Path) -> Any:
+    if isinstance(value, list):
+        return [_join(v, base) for v in value]
+    if not isinstance(value, str) or not value:
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
 
 
 def check_config_type(pack: str, label: str, value: object) -> type[Any] | None:

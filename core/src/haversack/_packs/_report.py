@@ -6,12 +6,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Conflict", "PackInfo", "PackReport", "PackStatus"]
+__all__ = ["FAILED", "Conflict", "PackInfo", "PackReport", "PackStatus"]
 
 #: ``loaded``: imported and its hooks ran; ``not-imported``: selected and compatible but only
 #: listed; ``disabled``: left out by selection; ``incompatible``: its ``Requires-Dist`` on
-#: haversack excludes the installed core; ``broken``: import, hook or configuration failed.
-PackStatus = Literal["loaded", "not-imported", "disabled", "incompatible", "broken"]
+#: haversack excludes the installed core; ``broken``: its import or a hook failed;
+#: ``misconfigured``: the options you gave it are wrong (your mistake, not the pack's);
+#: ``timed-out``: its import did not finish within the listing commands' time budget.
+PackStatus = Literal[
+    "loaded", "not-imported", "disabled", "incompatible", "broken", "misconfigured", "timed-out"
+]
+
+#: The statuses that make a report not ``ok``.
+FAILED: tuple[str, ...] = ("broken", "incompatible", "misconfigured", "timed-out")
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +28,8 @@ class PackInfo:
     The contribution fields are filled only for ``loaded`` packs. ``token_estimate`` is
     ``len(json(name, description, parameter schema)) / 4`` summed over the pack's tools: a
     rough guide to the context a pack's tool definitions cost, not a tokenizer count.
+    ``tokens_saved`` is the same estimate for the tools its ``tools``/``exclude_tools``
+    options dropped (``None`` when nothing was dropped or no estimate was asked for).
     """
 
     name: str
@@ -36,6 +45,8 @@ class PackInfo:
     policies: tuple[str, ...] = ()
     resources: tuple[str, ...] = ()
     token_estimate: int | None = None
+    tokens_saved: int | None = None
+    removed_tools: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -60,6 +71,8 @@ class PackInfo:
             "policies": list(self.policies),
             "resources": list(self.resources),
             "token_estimate": self.token_estimate,
+            "tokens_saved": self.tokens_saved,
+            "removed_tools": list(self.removed_tools),
         }
 
 
@@ -116,8 +129,8 @@ class PackReport:
 
     @property
     def ok(self) -> bool:
-        """No broken or incompatible selected pack, no conflict and no configuration problem."""
-        bad = any(p.status in ("broken", "incompatible") for p in self.packs)
+        """No selected pack in a :data:`FAILED` status, no conflict, no configuration problem."""
+        bad = any(p.status in FAILED for p in self.packs)
         return not (bad or self.conflicts or self.problems)
 
     def visible(self, *, include_builtin: bool = False) -> tuple[PackInfo, ...]:

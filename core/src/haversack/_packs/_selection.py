@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ._discovery import Candidate, normalize
 
-__all__ = ["Selection", "env_flag"]
+__all__ = ["Selection", "closest", "env_flag"]
 
 ENV_ALLOW = "HAVERSACK_PACKS"
 ENV_DENY = "HAVERSACK_DISABLE"
@@ -56,7 +56,7 @@ class Selection:
         if packs is not None:
             if isinstance(packs, str):
                 packs = _split(packs)
-            allow, source = tuple(packs), "the packs= argument"
+            allow, source = tuple(packs), "packs= (--pack)"
         elif ENV_ALLOW in env:
             allow, source = _split(env[ENV_ALLOW]), ENV_ALLOW
         elif file_packs is not None:
@@ -89,6 +89,22 @@ class Selection:
         installed = ", ".join(sorted({c.name for c in candidates})) or "none"
         return [
             f"{self.allow_source} names {name!r}, but no installed pack or distribution is "
-            f"called that (installed packs: {installed}); install it or fix the spelling."
+            f"called that{closest(name, known)} (installed packs: {installed}); install it or "
+            "fix the spelling."
             for name in missing
         ]
+
+    def names(self, candidate: Candidate) -> bool:
+        """Whether the allowlist names ``candidate`` (by pack or distribution name)."""
+        if not self.allow:
+            return False
+        names = {candidate.name, normalize(candidate.distribution)}
+        return any(a in names or normalize(a) in names for a in self.allow)
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'sqlite'?)`` for the installed name nearest a typo, else ``""``."""
+    import difflib  # only for a message
+
+    match = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""

@@ -81,6 +81,8 @@ class Binding(Generic[T]):
                 f"(resolver) -> instance, got {self.factory!r}; use Binding.instance("
                 f"{self.provides.__qualname__}, obj) for a pre-built object."
             )
+        if not isinstance(self.factory, _Constant):
+            _check_factory(self.factory, self.provides)
         if not isinstance(self.scope, Scope):
             raise TypeError(f"scope must be a Scope, got {self.scope!r}.")
         if self.prebuilt and self.scope is not Scope.SINGLETON:
@@ -95,6 +97,54 @@ class Binding(Generic[T]):
                 f"{type(obj).__qualname__}, not a {provides.__qualname__}."
             )
         return cls(provides, _Constant(obj), Scope.SINGLETON, default, prebuilt=True)  # type: ignore[arg-type]
+
+
+_FACTORY_HELP = "factory(resolver) -> instance: one positional parameter, the resolver"
+
+
+def _check_factory(factory: Callable[..., object], provides: type) -> None:
+    """Refuse, when the binding is made, a factory that cannot be called with the resolver.
+
+    Otherwise the mistake shows only when the resource is first built, mid-evaluation.
+    """
+    import inspect  # already imported by the tool module in practice; kept off import time
+
+    code: Any = getattr(factory, "__code__", None)
+    what = f"The factory of the binding for {type_name(provides)}"
+    if code is not None and inspect.isfunction(factory):
+        # Fast path for plain functions and lambdas (the common case): read the code object.
+        defaults = len(factory.__defaults__ or ())
+        kw_defaults = factory.__kwdefaults__ or {}
+        varargs = bool(code.co_flags & inspect.CO_VARARGS)
+        required = code.co_argcount - defaults
+        ok = (
+            required <= 1
+            and (code.co_argcount >= 1 or varargs)
+            and all(
+                name in kw_defaults
+                for name in code.co_varnames[code.co_argcount :][: code.co_kwonlyargcount]
+            )
+        )
+        if inspect.iscoroutinefunction(factory):
+            raise TypeError(
+                f"{what}, {factory.__qualname__}, is a coroutine function; factories are "
+                f"called synchronously: {_FACTORY_HELP}. Build the object in a plain function."
+            )
+        if ok:
+            return
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return  # a builtin without a readable signature: trust it
+    try:
+        signature.bind(None)
+    except TypeError as exc:
+        name = getattr(factory, "__qualname__", None) or repr(factory)
+        raise TypeError(
+            f"{what}, {name}{signature}, cannot be called with the resolver ({exc}); it "
+            f"must be {_FACTORY_HELP}. Use Binding.instance({provides.__qualname__}, obj) "
+            "for a pre-built object, or lambda resolver: ... to ignore the resolver."
+        ) from None
 
 
 def _conforms(obj: object, tp: type) -> bool:

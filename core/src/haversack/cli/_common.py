@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypedDict
 if TYPE_CHECKING:
     from haversack._prompt import Prompt
 
-__all__ = ["NS", "add_common", "compose_from", "selection_kwargs"]
+__all__ = ["NS", "add_common", "compose_from", "require_resources", "selection_kwargs"]
 
 #: The namespace and key of the prompt the CLI composes.
 NS, KEY = "haversack", "cli"
@@ -38,7 +38,12 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="fail on a broken or incompatible pack instead of leaving it out",
     )
-    group.add_argument("--config", metavar="FILE", help="pyproject.toml or haversack.toml to read")
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="pyproject.toml or haversack.toml to read (default: $HAVERSACK_CONFIG, else the "
+        "nearest one from the working directory up); relative paths in it are relative to it",
+    )
 
 
 if TYPE_CHECKING:
@@ -56,8 +61,29 @@ def selection_kwargs(args: argparse.Namespace) -> SelectionKwargs:
     return {"packs": args.packs, "exclude": tuple(args.disable), "config_file": args.config}
 
 
-def compose_from(args: argparse.Namespace) -> Prompt:
-    """Compose the prompt the common options describe."""
+def compose_from(args: argparse.Namespace, *, import_budget: float | None = None) -> Prompt:
+    """Compose the prompt the common options describe.
+
+    ``import_budget`` (seconds) is for listing commands: a pack whose import has not
+    returned by then is left out (or, if named, an error) instead of waited for.
+    """
     from haversack._packs import compose
 
-    return compose(ns=NS, key=KEY, strict=args.strict, **selection_kwargs(args))
+    return compose(
+        ns=NS, key=KEY, strict=args.strict, import_budget=import_budget, **selection_kwargs(args)
+    )
+
+
+def require_resources(prompt: Prompt) -> None:
+    """Open (and close) every resource of ``prompt``; raise one line per failure.
+
+    For long-running commands (``serve``) to fail at start-up, with the cause and the fix,
+    instead of when the first client calls a tool. Raises
+    :class:`~haversack.errors.ResourceError` whose message is one line per resource.
+    """
+    from haversack._packs._open import check_resources
+    from haversack.errors import ResourceError
+
+    problems = check_resources(prompt)
+    if problems:
+        raise ResourceError("; ".join(p.line for p in problems))

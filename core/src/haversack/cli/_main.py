@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "check": "haversack.cli.check",
     "serve": "haversack.cli.serve",
     "new-pack": "haversack.cli.new_pack",
+    "client-config": "haversack.cli.client_config",
 }
 
 #: Exit status for usage and composition errors (1 means "ran, but the answer is no").
@@ -135,12 +136,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _hint(exc: Exception) -> str:
-    from haversack.errors import NameConflictError, PackConfigError, PackLoadError
+    from haversack.errors import NameConflictError, PackConfigError, PackLoadError, ResourceError
 
     if isinstance(exc, NameConflictError):
         return "`haversack check` lists every conflict; see docs/configuration.md (prefix, rename)."
     if isinstance(exc, PackConfigError):
         return "check the [tool.haversack] options; see docs/configuration.md."
     if isinstance(exc, PackLoadError):
-        return "`haversack packs` shows every pack's status; drop --strict to leave it out."
+        return (
+            "`haversack packs` shows every pack's status; fix or reinstall the pack, or leave "
+            "it out (--disable NAME, or drop it from your pack list)."
+        )
+    if isinstance(exc, ResourceError):
+        return "`haversack check` opens every resource and lists each one that fails."
     return "set HAVERSACK_DEBUG=1 for the traceback."

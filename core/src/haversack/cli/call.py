@@ -20,10 +20,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 on a successful result, 1 on a failed one (the result text is printed)."""
     from haversack._executor import ToolExecutor
+    from haversack._packs._open import resource_error_line
     from haversack._session import Session
+    from haversack.errors import ResourceError
 
     rendered = compose_from(args).render()
-    with ToolExecutor(rendered, session=Session()) as executor:
+    try:
+        executor = ToolExecutor(rendered, session=Session())
+    except ResourceError as exc:
+        # The chain (binding, factory, cause) is for HAVERSACK_DEBUG=1; the user needs the cause.
+        raise ResourceError(resource_error_line(exc)) from exc
+    with executor:
         result = executor.execute(args.tool, args.arguments)
     print(result.render())
     return 0 if result.success else 1

@@ -24,8 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the discovery report; exit 0 (use ``haversack check`` to gate CI)."""
     from haversack._packs import discover
+    from haversack._packs._watch import budget_from_env
 
-    report = discover(load=not args.no_import, **selection_kwargs(args))
+    report = discover(
+        load=not args.no_import, import_budget=budget_from_env(), **selection_kwargs(args)
+    )
     if args.json:
         print(json.dumps(report.as_dict(include_builtin=args.all), indent=2))
         return 0
@@ -34,10 +37,14 @@ def run(args: argparse.Namespace) -> int:
         print("No packs installed (entry-point group 'haversack').")
     for info in rows:
         tokens = "" if info.token_estimate is None else f"  ~{info.token_estimate} tokens"
+        if info.tokens_saved:
+            tokens += f" (~{info.tokens_saved} saved by tools/exclude_tools)"
         origin = "built-in" if info.builtin else f"{info.distribution} {info.version}"
         print(f"{info.name}  ({origin})  {info.status}{tokens}")
         if info.tools:
             print(f"    tools: {', '.join(info.tools)}")
+        if info.removed_tools:
+            print(f"    removed by options: {', '.join(info.removed_tools)}")
         if info.sections:
             print(f"    sections: {', '.join(info.sections)}")
         if info.policies:

@@ -18,8 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compose, render, describe each enabled tool."""
     from haversack import serde
+    from haversack._packs._watch import budget_from_env
 
-    rendered = compose_from(args).render()
+    rendered = compose_from(args, import_budget=budget_from_env()).render()
     tools = [
         {
             "name": t.name,

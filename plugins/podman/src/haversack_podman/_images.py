@@ -77,7 +77,7 @@ def _busybox_rootfs(root: Path) -> None:
     if not Path(busybox).exists():
         raise SandboxError(
             "busybox is not installed on the host; install it: apt-get install busybox-static "
-            "(or scripts/install-podman.sh)."
+            "(or, as root: python -m haversack_podman setup)."
         )
     # mktemp-style dirs are 0700; a 0700 "/" breaks --user 1000 in rootless mode.
     root.chmod(0o755)
@@ -134,7 +134,8 @@ def _python_rootfs(root: Path) -> None:
     if not python.exists():
         raise SandboxError(
             "The host has no /usr/bin/python3 to copy into the python image; install it: "
-            "apt-get install python3-minimal libpython3.11-stdlib (or scripts/install-podman.sh)."
+            "apt-get install python3-minimal libpython3.11-stdlib (or, as root: "
+            "python -m haversack_podman setup)."
         )
     version = python.name  # python3.11
     multiarch = f"{os.uname().machine}-linux-gnu"

@@ -28,7 +28,7 @@ __all__ = [
 
 _INSTALL_HINT: Final = (
     "install it: apt-get install --no-install-recommends podman runc conmon catatonit "
-    "busybox-static netavark (or run scripts/install-podman.sh as root)"
+    "busybox-static netavark (or, as root: python -m haversack_podman setup)"
 )
 _BUILD_HINT: Final = "build it: python -m haversack_podman build-images"
 _START_TIMEOUT_S: Final = 15.0
