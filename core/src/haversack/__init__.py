@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ._approval import Approval, ApprovalPolicy, ApprovalVerdict, PendingApproval
     from ._context import ResourceLookup, ToolContext
     from ._deadline import Deadline
     from ._events import CallOutcome, ToolInvoked
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     )
     from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
     from .errors import (
+        ApprovalError,
         DeadlineExceededError,
         HaversackError,
         NameConflictError,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
         PromptEvaluationError,
         PromptRenderError,
         PromptValidationError,
+        ProviderError,
         ResourceError,
         ToolValidationError,
     )
@@ -70,6 +73,10 @@ if TYPE_CHECKING:
 #: Public name -> the private module that defines it.
 _EXPORTS: dict[str, str] = {
     "Append": "._session",
+    "Approval": "._approval",
+    "ApprovalError": ".errors",
+    "ApprovalPolicy": "._approval",
+    "ApprovalVerdict": "._approval",
     "Binding": "._resources",
     "CallOutcome": "._events",
     "Clear": "._session",
@@ -90,11 +97,13 @@ _EXPORTS: dict[str, str] = {
     "PackLoadError": ".errors",
     "PackReport": "._packs",
     "PackStatus": "._packs",
+    "PendingApproval": "._approval",
     "PolicyDecision": "._policy",
     "Prompt": "._prompt",
     "PromptEvaluationError": ".errors",
     "PromptRenderError": ".errors",
     "PromptValidationError": ".errors",
+    "ProviderError": ".errors",
     "ReadBeforeWritePolicy": "._read_before_write",
     "ReadWindow": "._filesystem",
     "Reducer": "._session",
@@ -135,6 +144,10 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Append",
+    "Approval",
+    "ApprovalError",
+    "ApprovalPolicy",
+    "ApprovalVerdict",
     "Binding",
     "CallOutcome",
     "Clear",
@@ -155,11 +168,13 @@ __all__ = [
     "PackLoadError",
     "PackReport",
     "PackStatus",
+    "PendingApproval",
     "PolicyDecision",
     "Prompt",
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
+    "ProviderError",
     "ReadBeforeWritePolicy",
     "ReadWindow",
     "Reducer",
