@@ -1,0 +1,273 @@
+"""``Agent``: run a rendered prompt against a model until it stops calling tools."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from haversack._approval import PendingApproval
+from haversack._events import CallOutcome, ToolInvoked
+from haversack._executor import ToolExecutor
+from haversack._prompt import Prompt
+from haversack._session import Session
+
+from ._provider import Conversation, Provider, Reply
+from ._records import (
+    AgentEvent,
+    ApprovalRequested,
+    ModelTurn,
+    RunResult,
+    StopReason,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from haversack._approval import Approval
+    from haversack._deadline import Deadline
+    from haversack._prompt import RenderedPrompt
+    from haversack._resources import ResourceRegistry, Resources
+    from haversack._result import ToolResult
+    from haversack.adapters import ToolCall
+
+__all__ = ["Agent", "ApproveCallback", "EventCallback"]
+
+#: Asked about each call a policy holds; returns the human's answer (or awaits it, in arun).
+ApproveCallback = Callable[["PendingApproval"], "Approval | Awaitable[Approval]"]
+#: Receives every :data:`AgentEvent` of a run, in order.
+EventCallback = Callable[[AgentEvent], None]
+
+_NO_APPROVER = (
+    "No one is available to approve this call, so it was not run. Do not retry it; "
+    "finish without it or tell the user what you would have done."
+)
+
+
+class Agent:
+    """Runs a prompt's tools for a model until the model answers without calling one.
+
+    Each turn asks the provider for the next model response (recorded in the session as a
+    :class:`ModelTurn`), runs its tool calls through a :class:`~haversack.ToolExecutor`
+    (each recorded as a ``ToolInvoked``) and sends the results back. ``max_turns`` caps the
+    model responses of one run. ``approve`` answers the calls a policy holds for a human
+    (without it they are refused, and the model is told so); ``on_event`` sees text as it
+    arrives and every tool call, for a UI.
+
+    In :meth:`arun`, tool calls of one turn that are all of ``read_only`` tools run
+    concurrently; everything else runs in call order, one transaction at a time.
+    """
+
+    def __init__(
+        self,
+        prompt: Prompt | RenderedPrompt,
+        model: Provider | str,
+        *,
+        max_turns: int = 20,
+        approve: ApproveCallback | None = None,
+        on_event: EventCallback | None = None,
+        **provider_options: Any,
+    ) -> None:
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}.")
+        self.rendered: RenderedPrompt = prompt.render() if isinstance(prompt, Prompt) else prompt
+        if isinstance(model, str):
+            from ._spec import model as from_spec
+
+            model = from_spec(model, **provider_options)
+        elif provider_options:
+            raise TypeError(
+                f"Provider options ({', '.join(provider_options)}) only apply to a model "
+                "given as 'provider:name'; pass them to the provider object instead."
+            )
+        self.provider: Provider = model
+        self.max_turns = max_turns
+        self.approve = approve
+        self.on_event = on_event
+
+    # ------------------------------------------------------------------ sync
+    def run(
+        self,
+        task: str,
+        *,
+        session: Session | None = None,
+        resources: Resources | ResourceRegistry | None = None,
+        deadline: Deadline | None = None,
+    ) -> RunResult:
+        """Run ``task`` to the end (blocking); see the class docstring."""
+        run = _Run(self, session, task)
+        try:
+            with ToolExecutor(
+                self.rendered, session=run.session, resources=resources, deadline=deadline
+            ) as executor:
+                while run.next_turn():
+                    started = time.perf_counter()
+                    reply = self.provider.complete(run.conversation, run.tools, run.on_text)
+                    if run.record(reply, started):
+                        break
+                    results = [self._call(executor, call) for call in reply.calls]
+                    self.provider.add_results(run.conversation, results)
+        finally:
+            self.provider.close()
+        return run.result()
+
+    def _call(self, executor: ToolExecutor, call: ToolCall) -> tuple[ToolCall, ToolResult[Any]]:
+        self._emit(ToolCallStarted(call))
+        result = executor.execute(call.name, call.arguments, call_id=call.call_id)
+        pending = _pending_of(result)
+        while pending is not None:
+            self._emit(ApprovalRequested(pending))
+            if self.approve is None:
+                result = executor.resume(pending.call_id, pending.deny(_NO_APPROVER))
+            else:
+                answer = self.approve(pending)
+                if inspect.isawaitable(answer):
+                    _close(answer)
+                    raise TypeError(
+                        "The approve callback returned an awaitable; Agent.run() needs a "
+                        "plain function. Use `await agent.arun(...)` for an async callback."
+                    )
+                result = executor.resume(pending.call_id, answer)
+            pending = _pending_of(result)
+        self._emit(ToolCallFinished(call, result))
+        return call, result
+
+    # ------------------------------------------------------------------ async
+    async def arun(
+        self,
+        task: str,
+        *,
+        session: Session | None = None,
+        resources: Resources | ResourceRegistry | None = None,
+        deadline: Deadline | None = None,
+    ) -> RunResult:
+        """:meth:`run` for asynchronous apps: async tools and async callbacks are awaited."""
+        run = _Run(self, session, task)
+        try:
+            with ToolExecutor(
+                self.rendered, session=run.session, resources=resources, deadline=deadline
+            ) as executor:
+                while run.next_turn():
+                    started = time.perf_counter()
+                    reply = await self.provider.acomplete(run.conversation, run.tools, run.on_text)
+                    if run.record(reply, started):
+                        break
+                    results = await self._acalls(executor, reply.calls)
+                    self.provider.add_results(run.conversation, results)
+        finally:
+            await self.provider.aclose()
+        return run.result()
+
+    async def _acalls(
+        self, executor: ToolExecutor, calls: tuple[ToolCall, ...]
+    ) -> list[tuple[ToolCall, ToolResult[Any]]]:
+        for call in calls:
+            self._emit(ToolCallStarted(call))
+        batch = [(call.name, call.arguments, call.call_id) for call in calls]
+        # Read-only calls of one turn run concurrently; any other mix runs in order.
+        first = await executor.aexecute_many(batch)
+        out = []
+        for call, result in zip(calls, first, strict=True):
+            pending = _pending_of(result)
+            while pending is not None:
+                self._emit(ApprovalRequested(pending))
+                if self.approve is None:
+                    answer: Approval = pending.deny(_NO_APPROVER)
+                else:
+                    given = self.approve(pending)
+                    answer = await given if inspect.isawaitable(given) else given
+                result = await executor.aresume(pending.call_id, answer)
+                pending = _pending_of(result)
+            self._emit(ToolCallFinished(call, result))
+            out.append((call, result))
+        return out
+
+    def _emit(self, event: AgentEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+class _Run:
+    """The state of one run: conversation, turn count, usage and the records so far."""
+
+    __slots__ = (
+        "agent",
+        "conversation",
+        "first_call",
+        "on_text",
+        "session",
+        "stop",
+        "tools",
+        "turns",
+        "usage",
+    )
+
+    def __init__(self, agent: Agent, session: Session | None, task: str) -> None:
+        self.agent = agent
+        self.session = session if session is not None else Session()
+        self.session.register_log(ModelTurn)
+        self.session.register_log(ToolInvoked)
+        self.first_call = len(self.session[ToolInvoked].all())
+        provider = agent.provider
+        self.tools = provider.tools(agent.rendered)
+        self.conversation: Conversation = provider.start(agent.rendered.text, task)
+        self.turns: list[ModelTurn] = []
+        self.usage = Usage()
+        self.stop = StopReason.MAX_TURNS
+        emit = agent.on_event
+        self.on_text = None if emit is None else (lambda text: emit(TextDelta(text)))
+
+    def next_turn(self) -> bool:
+        return len(self.turns) < self.agent.max_turns
+
+    def record(self, reply: Reply, started: float) -> bool:
+        """Record the reply; True when the run is over."""
+        agent = self.agent
+        provider = agent.provider
+        streamed = getattr(provider, "stream", False)
+        if reply.text and not streamed and self.on_text is not None:
+            self.on_text(reply.text)
+        turn = ModelTurn(
+            provider=provider.name,
+            model=provider.model,
+            index=len(self.turns),
+            text=reply.text,
+            tool_calls=reply.calls,
+            usage=reply.usage,
+            stop=reply.stop,
+            duration_s=time.perf_counter() - started,
+        )
+        self.turns.append(turn)
+        self.usage = self.usage + reply.usage
+        self.session.dispatch(turn)
+        agent._emit(turn)
+        provider.add_reply(self.conversation, reply)
+        if reply.calls:
+            return False
+        self.stop = StopReason.TRUNCATED if reply.truncated else StopReason.COMPLETED
+        return True
+
+    def result(self) -> RunResult:
+        calls = self.session[ToolInvoked].all()[self.first_call :]
+        return RunResult(
+            output=self.turns[-1].text if self.turns else "",
+            stop_reason=self.stop,
+            usage=self.usage,
+            turns=tuple(self.turns),
+            calls=tuple(c for c in calls if c.outcome is not CallOutcome.PENDING),
+            messages=self.conversation.messages,
+        )
+
+
+def _pending_of(result: ToolResult[Any]) -> PendingApproval | None:
+    value = result.value
+    return value if not result.success and isinstance(value, PendingApproval) else None
+
+
+def _close(awaitable: object) -> None:
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        close()
