@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "serve": "haversack.cli.serve",
     "demo": "haversack.cli.demo",
     "new-pack": "haversack.cli.new_pack",
+    "run": "haversack.cli.run",
 }
 
 #: Exit status for usage and composition errors (1 means "ran, but the answer is no").
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _hint(exc: Exception) -> str:
-    from haversack.errors import NameConflictError, PackConfigError, PackLoadError
+    from haversack.errors import NameConflictError, PackConfigError, PackLoadError, ProviderError
 
     if isinstance(exc, NameConflictError):
         return "`haversack check` lists every conflict; see docs/configuration.md (prefix, rename)."
@@ -119,4 +120,6 @@ def _hint(exc: Exception) -> str:
         return "check the [tool.haversack] options; see docs/configuration.md."
     if isinstance(exc, PackLoadError):
         return "`haversack packs` shows every pack's status; drop --strict to leave it out."
+    if isinstance(exc, ProviderError):
+        return "see docs/agents.md (models, API keys, base URLs)."
     return "set HAVERSACK_DEBUG=1 for the traceback."
