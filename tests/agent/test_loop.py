@@ -330,7 +330,7 @@ def test_a_provider_failure_is_a_provider_error(kind):
     [
         ("openai:gpt-4o", "OPENAI_API_KEY"),
         ("openai-responses:gpt-4.1", "OPENAI_API_KEY"),
-        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+        ("anthropic:claude-sonnet-5", "ANTHROPIC_API_KEY"),
     ],
 )
 def test_a_missing_key_names_the_variable(monkeypatch, spec, variable):

@@ -20,7 +20,7 @@ PROVIDERS = {
 
 def model(spec: str, **options: Any) -> Provider:
     """The provider for ``spec`` (``openai:gpt-4o-mini``, ``openai-responses:gpt-4.1``,
-    ``anthropic:claude-sonnet-4-5``); ``options`` go to its constructor (``base_url``,
+    ``anthropic:claude-sonnet-5``); ``options`` go to its constructor (``base_url``,
     ``api_key``, ``stream``...)."""
     provider, sep, name = spec.partition(":")
     if not sep or not name.strip() or provider not in PROVIDERS:
