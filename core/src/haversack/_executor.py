@@ -204,10 +204,11 @@ class ToolExecutor:
     ) -> list[ToolResult[Any]]:
         """Run the calls ``(name, arguments, call_id)`` of one model turn; results in order.
 
-        When every call is of a known tool annotated ``read_only``, the handlers run
-        concurrently (async handlers are awaited together) under one turn and one tool-call
-        scope, while parsing, policies, recording and events stay one call at a time, in
-        order. Otherwise the calls run one after another, exactly like :meth:`aexecute`.
+        When every call is of a known tool annotated ``read_only``, they share one turn and
+        one tool-call scope: each is parsed and checked by the policies, in order, then the
+        handlers run concurrently (async handlers are awaited together; a sync handler runs
+        to completion when started), then results are recorded and published in order.
+        Otherwise the calls run one after another, exactly like :meth:`aexecute`.
         """
         tools = [
             self.rendered_prompt.tool(name) if isinstance(name, str) else None
