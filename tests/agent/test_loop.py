@@ -362,3 +362,47 @@ def test_the_conversation_can_be_read_back():
         "path": "a",
         "text": "hi",
     }
+
+
+def test_a_held_call_is_answered_before_the_next_call_runs(kind, mode):
+    script = [
+        FakeReply(
+            calls=[
+                FakeCall("write_note", {"path": "a", "text": "approved"}, call_id="w"),
+                FakeCall("read_note", {"path": "a"}, call_id="r"),
+            ]
+        ),
+        FakeReply("done"),
+    ]
+    with FakeProvider(script) as fake:
+        agent = Agent(
+            prompt(policies=[ApprovalPolicy(["write_*"])]),
+            provider(kind, fake),
+            approve=lambda p: p.approve(),
+        )
+        run(agent, "go", mode)
+    assert fake.requests[1].tool_results == {"w": "Wrote a.", "r": "approved"}
+
+
+def test_a_call_id_repeated_in_one_turn_is_answered_twice(mode):
+    session = Session()
+    session[Note].append(Note("a", "x"))
+    asked = []
+    script = [
+        FakeReply(
+            calls=[
+                FakeCall("read_note", {"path": "a"}, call_id="dup"),
+                FakeCall("read_note", {"path": "zz"}, call_id="dup"),
+            ]
+        ),
+        FakeReply("done"),
+    ]
+    with FakeProvider(script) as fake:
+        agent = Agent(
+            prompt(policies=[ApprovalPolicy(["read_*"])]),
+            provider("openai", fake),
+            approve=lambda p: asked.append(p.arguments) or p.approve(),
+        )
+        result = run(agent, "go", mode, session=session)
+    assert asked == ['{"path": "a"}', '{"path": "zz"}']
+    assert [c.rendered for c in result.calls] == ["x", "No note 'zz'."]

@@ -164,26 +164,49 @@ class Agent:
     async def _acalls(
         self, executor: ToolExecutor, calls: tuple[ToolCall, ...]
     ) -> list[tuple[ToolCall, ToolResult[Any]]]:
+        if not self._concurrent(calls):
+            # In order, each held call answered before the next runs: a later call sees
+            # exactly what an approved earlier one did.
+            return [await self._acall(executor, call) for call in calls]
         for call in calls:
             self._emit(ToolCallStarted(call))
         batch = [(call.name, call.arguments, call.call_id) for call in calls]
-        # Read-only calls of one turn run concurrently; any other mix runs in order.
         first = await executor.aexecute_many(batch)
-        out = []
-        for call, result in zip(calls, first, strict=True):
+        return [
+            await self._aresolve(executor, call, result)
+            for call, result in zip(calls, first, strict=True)
+        ]
+
+    def _concurrent(self, calls: tuple[ToolCall, ...]) -> bool:
+        """Several calls, all of read-only tools, with distinct ids (a held call is found by
+        its id, so a repeated id must not be held twice at once)."""
+        if len(calls) < 2 or len({call.call_id for call in calls}) < len(calls):
+            return False
+        tools = [self.rendered.tool(call.name) for call in calls]
+        return all(tool is not None and tool.annotations.read_only for tool in tools)
+
+    async def _acall(
+        self, executor: ToolExecutor, call: ToolCall
+    ) -> tuple[ToolCall, ToolResult[Any]]:
+        self._emit(ToolCallStarted(call))
+        result = await executor.aexecute(call.name, call.arguments, call_id=call.call_id)
+        return await self._aresolve(executor, call, result)
+
+    async def _aresolve(
+        self, executor: ToolExecutor, call: ToolCall, result: ToolResult[Any]
+    ) -> tuple[ToolCall, ToolResult[Any]]:
+        pending = _pending_of(result)
+        while pending is not None:
+            self._emit(ApprovalRequested(pending))
+            if self.approve is None:
+                answer: Approval = pending.deny(_NO_APPROVER)
+            else:
+                given = self.approve(pending)
+                answer = await given if inspect.isawaitable(given) else given
+            result = await executor.aresume(pending.call_id, answer)
             pending = _pending_of(result)
-            while pending is not None:
-                self._emit(ApprovalRequested(pending))
-                if self.approve is None:
-                    answer: Approval = pending.deny(_NO_APPROVER)
-                else:
-                    given = self.approve(pending)
-                    answer = await given if inspect.isawaitable(given) else given
-                result = await executor.aresume(pending.call_id, answer)
-                pending = _pending_of(result)
-            self._emit(ToolCallFinished(call, result))
-            out.append((call, result))
-        return out
+        self._emit(ToolCallFinished(call, result))
+        return call, result
 
     def _emit(self, event: AgentEvent) -> None:
         if self.on_event is not None:
