@@ -406,3 +406,31 @@ def test_a_call_id_repeated_in_one_turn_is_answered_twice(mode):
         result = run(agent, "go", mode, session=session)
     assert asked == ['{"path": "a"}', '{"path": "zz"}']
     assert [c.rendered for c in result.calls] == ["x", "No note 'zz'."]
+
+
+def test_the_deadline_is_checked_before_every_model_call(mode):
+    from haversack import Deadline, DeadlineExceededError
+
+    now = [0.0]
+    deadline = Deadline.at(10.0, clock=lambda: now[0])
+
+    def slow_model(request):  # the first turn "takes" 20 seconds
+        now[0] = 20.0
+        return FakeReply(calls=[FakeCall("read_note", {"path": "a"})])
+
+    with FakeProvider([slow_model, FakeReply("never sent")]) as fake:
+        agent = Agent(prompt(), provider("anthropic", fake))
+        with pytest.raises(DeadlineExceededError):
+            run(agent, "go", mode, deadline=deadline)
+    assert len(fake.requests) == 1  # the tool call was refused and no second turn was asked
+
+
+def test_run_inside_an_event_loop_with_async_tools_says_to_use_arun():
+    from haversack import HaversackError
+
+    async def app():
+        with FakeProvider([]) as fake:
+            Agent(prompt(), provider("openai", fake)).run("go")
+
+    with pytest.raises(HaversackError, match=r"use `await agent\.arun"):
+        asyncio.run(app())

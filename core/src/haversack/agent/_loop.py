@@ -12,6 +12,7 @@ from haversack._events import CallOutcome, ToolInvoked
 from haversack._executor import ToolExecutor
 from haversack._prompt import Prompt
 from haversack._session import Session
+from haversack.errors import HaversackError
 
 from ._provider import Conversation, Provider, Reply
 from ._records import (
@@ -97,8 +98,18 @@ class Agent:
         resources: Resources | ResourceRegistry | None = None,
         deadline: Deadline | None = None,
     ) -> RunResult:
-        """Run ``task`` to the end (blocking); see the class docstring."""
-        run = _Run(self, session, task)
+        """Run ``task`` to the end (blocking); see the class docstring.
+
+        ``deadline`` bounds the whole run: it is checked before every model call and by the
+        executor before every tool call, and raises ``DeadlineExceededError`` once passed.
+        Inside a running event loop (an async app), use :meth:`arun`.
+        """
+        if _loop_running() and any(tool.is_async for tool in self.rendered.tools):
+            raise HaversackError(
+                "Agent.run() was called inside a running event loop and the prompt has async "
+                "tools, which cannot run there; use `await agent.arun(...)`."
+            )
+        run = _Run(self, session, task, deadline)
         try:
             with ToolExecutor(
                 self.rendered, session=run.session, resources=resources, deadline=deadline
@@ -145,7 +156,7 @@ class Agent:
         deadline: Deadline | None = None,
     ) -> RunResult:
         """:meth:`run` for asynchronous apps: async tools and async callbacks are awaited."""
-        run = _Run(self, session, task)
+        run = _Run(self, session, task, deadline)
         try:
             with ToolExecutor(
                 self.rendered, session=run.session, resources=resources, deadline=deadline
@@ -219,6 +230,7 @@ class _Run:
     __slots__ = (
         "agent",
         "conversation",
+        "deadline",
         "first_call",
         "on_text",
         "session",
@@ -228,8 +240,11 @@ class _Run:
         "usage",
     )
 
-    def __init__(self, agent: Agent, session: Session | None, task: str) -> None:
+    def __init__(
+        self, agent: Agent, session: Session | None, task: str, deadline: Deadline | None
+    ) -> None:
         self.agent = agent
+        self.deadline = deadline
         self.session = session if session is not None else Session()
         self.session.register_log(ModelTurn)
         self.session.register_log(ToolInvoked)
@@ -244,7 +259,11 @@ class _Run:
         self.on_text = None if emit is None else (lambda text: emit(TextDelta(text)))
 
     def next_turn(self) -> bool:
-        return len(self.turns) < self.agent.max_turns
+        if len(self.turns) >= self.agent.max_turns:
+            return False
+        if self.deadline is not None:
+            self.deadline.check(f"model turn {len(self.turns) + 1}")
+        return True
 
     def record(self, reply: Reply, started: float) -> bool:
         """Record the reply; True when the run is over."""
@@ -283,6 +302,16 @@ class _Run:
             calls=tuple(c for c in calls if c.outcome is not CallOutcome.PENDING),
             messages=self.conversation.messages,
         )
+
+
+def _loop_running() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _pending_of(result: ToolResult[Any]) -> PendingApproval | None:
