@@ -24,6 +24,7 @@ def arguments_hash(arguments: Arguments) -> str:
     """A stable SHA-256 of a call's arguments: JSON text and mappings that mean the same
     object (whatever the key order or spacing) hash the same."""
     import hashlib  # only held calls need it; OpenSSL's bindings are slow to load
+
     if arguments is None:
         decoded: Any = {}
     elif isinstance(arguments, str | bytes):
