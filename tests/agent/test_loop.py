@@ -434,3 +434,53 @@ def test_run_inside_an_event_loop_with_async_tools_says_to_use_arun():
 
     with pytest.raises(HaversackError, match=r"use `await agent\.arun"):
         asyncio.run(app())
+
+
+class _PieceProvider:
+    """A custom provider (no SDK): streams its answer in two pieces through on_text."""
+
+    name = "pieces"
+    model = "pieces-1"
+
+    def tools(self, rendered):
+        return [{"name": t.name} for t in rendered.tools]
+
+    def start(self, system, task):
+        from haversack.agent import Conversation
+
+        return Conversation(system, [task])
+
+    def complete(self, conversation, tools, on_text):
+        from haversack.agent import Reply
+
+        for piece in ("Hel", "lo"):
+            if on_text is not None:
+                on_text(piece)
+        return Reply("Hello", (), Usage(1, 2), "stop", False)
+
+    async def acomplete(self, conversation, tools, on_text):
+        return self.complete(conversation, tools, on_text)
+
+    def add_reply(self, conversation, reply):
+        conversation.messages.append(reply.text)
+
+    def add_results(self, conversation, results):
+        raise AssertionError("no tool was called")
+
+    def close(self):
+        pass
+
+    async def aclose(self):
+        pass
+
+
+def test_a_custom_provider_that_streams_is_not_echoed_twice(mode):
+    from haversack.agent import Provider
+
+    provider_ = _PieceProvider()
+    assert isinstance(provider_, Provider)
+    events = []
+    result = run(Agent(prompt(), provider_, on_event=events.append), "hi", mode)
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo"]
+    assert result.messages == ["hi", "Hello"]
+    assert result.usage == Usage(1, 2)

@@ -235,6 +235,7 @@ class _Run:
         "on_text",
         "session",
         "stop",
+        "streamed",
         "tools",
         "turns",
         "usage",
@@ -256,7 +257,12 @@ class _Run:
         self.usage = Usage()
         self.stop = StopReason.MAX_TURNS
         emit = agent.on_event
-        self.on_text = None if emit is None else (lambda text: emit(TextDelta(text)))
+        self.streamed = False  # did the provider stream this turn's text through on_text?
+        self.on_text = None if emit is None else self._text
+
+    def _text(self, text: str) -> None:
+        self.streamed = True
+        self.agent._emit(TextDelta(text))
 
     def next_turn(self) -> bool:
         if len(self.turns) >= self.agent.max_turns:
@@ -269,9 +275,9 @@ class _Run:
         """Record the reply; True when the run is over."""
         agent = self.agent
         provider = agent.provider
-        streamed = getattr(provider, "stream", False)
-        if reply.text and not streamed and self.on_text is not None:
-            self.on_text(reply.text)
+        if reply.text and not self.streamed and self.on_text is not None:
+            self.on_text(reply.text)  # not streamed: the UI gets the turn's text whole
+        self.streamed = False
         turn = ModelTurn(
             provider=provider.name,
             model=provider.model,
