@@ -190,3 +190,35 @@ def test_a_missing_key_is_a_precise_error(tmp_path):
         "variable ANTHROPIC_API_KEY (or pass api_key=...).",
         "hint: see docs/agents.md (models, API keys, base URLs).",
     ]
+
+
+def test_a_failed_request_still_writes_the_transcript(tmp_path):
+    transcript = tmp_path / "run.jsonl"
+    with FakeProvider([FakeReply("Reading.", calls=[READ])]) as fake:  # no second reply
+        done = haversack(
+            [
+                "go",
+                "-p",
+                "planning",
+                "-m",
+                "openai:m",
+                "--base-url",
+                fake.openai_base_url,
+                "--transcript",
+                str(transcript),
+            ],
+            env=_env(OPENAI_API_KEY="sk-test"),
+            cwd=tmp_path,
+        )
+    assert done.returncode == 2
+    assert "script is exhausted" in done.stderr
+    records = _records(transcript)
+    assert [r["type"] for r in records] == ["turn", "tool", "end"]
+    assert records[-1]["stop_reason"] == "error"
+    assert records[-1]["error"].startswith("ProviderError: The OpenAI chat completions request")
+
+
+def test_max_turns_must_be_positive(tmp_path):
+    done = haversack(["go", "-m", "openai:m", "--max-turns", "0"], env=_env(), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--max-turns: must be a whole number of at least 1, got '0'" in done.stderr

@@ -31,7 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--base-url", metavar="URL", help="API endpoint (an OpenAI-compatible server: vLLM, ...)"
     )
     parser.add_argument(
-        "--max-turns", type=int, default=20, metavar="N", help="most model turns (default 20)"
+        "--max-turns",
+        type=_at_least_one,
+        default=20,
+        metavar="N",
+        help="most model turns (default 20)",
     )
     parser.add_argument(
         "--ask",
@@ -62,10 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from haversack._approval import ApprovalPolicy
     from haversack._packs import compose
     from haversack.agent import Agent, StopReason
-    from haversack.errors import ProviderError
 
-    if args.max_turns < 1:
-        raise ProviderError(f"--max-turns must be at least 1, got {args.max_turns}.")
     asks = args.ask or args.ask_writes
     policies = [ApprovalPolicy(args.ask, not_read_only=args.ask_writes)] if asks else []
     prompt = compose(
@@ -81,18 +82,39 @@ def run(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         stream=not args.no_stream,
     )
-    result = agent.run(args.task)
+    try:
+        result = agent.run(args.task)
+    except BaseException as exc:
+        # What happened up to a failure (or Ctrl-C) is worth keeping too.
+        error = {"type": "end", "stop_reason": "error", "error": f"{type(exc).__name__}: {exc}"}
+        _write(args.transcript, [*out.records, error], out)
+        raise
     out.end_text()
     out.print(
         f"[{result.stop_reason}: {len(result.turns)} turn(s), {len(result.calls)} tool call(s), "
         f"{result.usage.input_tokens} input + {result.usage.output_tokens} output tokens]"
     )
-    if args.transcript != "-":
-        with open(args.transcript, "w", encoding="utf-8") as file:
-            for record in [*out.records, _end(result)]:
-                file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        out.print(f"[transcript: {args.transcript}]")
+    _write(args.transcript, [*out.records, _end(result)], out)
     return 0 if result.stop_reason is StopReason.COMPLETED else 1
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _write(path: str, records: list[dict[str, Any]], out: _Output) -> None:
+    if path == "-":
+        return
+    with open(path, "w", encoding="utf-8") as file:
+        for record in records:
+            file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+    out.print(f"[transcript: {path}]")
 
 
 class _Output:
