@@ -484,3 +484,20 @@ def test_a_custom_provider_that_streams_is_not_echoed_twice(mode):
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo"]
     assert result.messages == ["hi", "Hello"]
     assert result.usage == Usage(1, 2)
+
+
+def test_calls_past_the_per_turn_cap_are_answered_not_run(kind, mode):
+    flood = [FakeCall("read_note", {"path": f"n{i}"}, call_id=f"c{i}") for i in range(7)]
+    session = Session()
+    with FakeProvider([FakeReply(calls=flood), FakeReply("ok")]) as fake:
+        agent = Agent(prompt(), provider(kind, fake), max_calls_per_turn=3)
+        result = run(agent, "go", mode, session=session)
+    sent = fake.requests[1].tool_results
+    assert list(sent) == [f"c{i}" for i in range(7)]  # every call is answered, in order
+    assert [sent[f"c{i}"] for i in range(3)] == ["No note 'n0'.", "No note 'n1'.", "No note 'n2'."]
+    assert sent["c3"] == (
+        "Not run: this response made 7 tool calls and at most 3 are run per turn; "
+        "make fewer calls at a time."
+    )
+    assert len(session[ToolInvoked].all()) == 3  # the rest never reached the executor
+    assert result.stop_reason is StopReason.COMPLETED

@@ -11,6 +11,7 @@ from haversack._approval import PendingApproval
 from haversack._events import CallOutcome, ToolInvoked
 from haversack._executor import ToolExecutor
 from haversack._prompt import Prompt
+from haversack._result import ToolResult
 from haversack._session import Session
 from haversack.errors import HaversackError
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from haversack._deadline import Deadline
     from haversack._prompt import RenderedPrompt
     from haversack._resources import ResourceRegistry, Resources
-    from haversack._result import ToolResult
     from haversack.adapters import ToolCall
 
 __all__ = ["Agent", "ApproveCallback", "EventCallback"]
@@ -54,9 +54,10 @@ class Agent:
     Each turn asks the provider for the next model response (recorded in the session as a
     :class:`ModelTurn`), runs its tool calls through a :class:`~haversack.ToolExecutor`
     (each recorded as a ``ToolInvoked``) and sends the results back. ``max_turns`` caps the
-    model responses of one run. ``approve`` answers the calls a policy holds for a human
-    (without it they are refused, and the model is told so); ``on_event`` sees text as it
-    arrives and every tool call, for a UI.
+    model responses of one run and ``max_calls_per_turn`` the calls run per response (the
+    rest are answered "not run" with the reason). ``approve`` answers the calls a policy
+    holds for a human (without it they are refused, and the model is told so);
+    ``on_event`` sees text as it arrives and every tool call, for a UI.
 
     In :meth:`arun`, tool calls of one turn that are all of ``read_only`` tools run
     concurrently; everything else runs in call order, one transaction at a time.
@@ -68,12 +69,15 @@ class Agent:
         model: Provider | str,
         *,
         max_turns: int = 20,
+        max_calls_per_turn: int = 64,
         approve: ApproveCallback | None = None,
         on_event: EventCallback | None = None,
         **provider_options: Any,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}.")
+        if max_calls_per_turn < 1:
+            raise ValueError(f"max_calls_per_turn must be at least 1, got {max_calls_per_turn}.")
         self.rendered: RenderedPrompt = prompt.render() if isinstance(prompt, Prompt) else prompt
         if isinstance(model, str):
             from ._spec import model as from_spec
@@ -86,6 +90,7 @@ class Agent:
             )
         self.provider: Provider = model
         self.max_turns = max_turns
+        self.max_calls_per_turn = max_calls_per_turn
         self.approve = approve
         self.on_event = on_event
 
@@ -119,7 +124,9 @@ class Agent:
                     reply = self.provider.complete(run.conversation, run.tools, run.on_text)
                     if run.record(reply, started):
                         break
-                    results = [self._call(executor, call) for call in reply.calls]
+                    calls, extra = self._split(reply.calls)
+                    results = [self._call(executor, call) for call in calls]
+                    results += self._refuse(extra, len(reply.calls))
                     self.provider.add_results(run.conversation, results)
         finally:
             self.provider.close()
@@ -166,7 +173,9 @@ class Agent:
                     reply = await self.provider.acomplete(run.conversation, run.tools, run.on_text)
                     if run.record(reply, started):
                         break
-                    results = await self._acalls(executor, reply.calls)
+                    calls, extra = self._split(reply.calls)
+                    results = await self._acalls(executor, calls)
+                    results += self._refuse(extra, len(reply.calls))
                     self.provider.add_results(run.conversation, results)
         finally:
             await self.provider.aclose()
@@ -218,6 +227,27 @@ class Agent:
             pending = _pending_of(result)
         self._emit(ToolCallFinished(call, result))
         return call, result
+
+    def _split(
+        self, calls: tuple[ToolCall, ...]
+    ) -> tuple[tuple[ToolCall, ...], tuple[ToolCall, ...]]:
+        cap = self.max_calls_per_turn
+        return calls[:cap], calls[cap:]
+
+    def _refuse(
+        self, extra: tuple[ToolCall, ...], made: int
+    ) -> list[tuple[ToolCall, ToolResult[Any]]]:
+        """Answer the calls past the per-turn cap without running them (a model that sends
+        thousands of calls in one response gets bounded work, and is told why)."""
+        out: list[tuple[ToolCall, ToolResult[Any]]] = []
+        for call in extra:
+            result: ToolResult[Any] = ToolResult.error(
+                f"Not run: this response made {made} tool calls and at most "
+                f"{self.max_calls_per_turn} are run per turn; make fewer calls at a time."
+            )
+            self._emit(ToolCallFinished(call, result))
+            out.append((call, result))
+        return out
 
     def _emit(self, event: AgentEvent) -> None:
         if self.on_event is not None:
