@@ -78,6 +78,15 @@ AREAS: dict[str, tuple[str, str]] = {
         "refused approval that changed state or left the call held, or an exact approval "
         "that ran anything but the arguments shown.",
     ),
+    "hostile-model": (
+        "8. Hostile model",
+        "A scripted model drives `Agent.run` and `Agent.arun` over every installed pack's tools "
+        "(approval asked for some): floods of calls past `max_calls_per_turn`, unknown tool "
+        "names, hostile and malformed arguments, repeated and missing call ids, approvals "
+        "given or refused. A failure is a run that raised, a call left unanswered or "
+        "answered out of order, the cap not applied, or the session's records not matching "
+        "the calls that ran.",
+    ),
 }
 
 
