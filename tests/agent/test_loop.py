@@ -501,3 +501,11 @@ def test_calls_past_the_per_turn_cap_are_answered_not_run(kind, mode):
     )
     assert len(session[ToolInvoked].all()) == 3  # the rest never reached the executor
     assert result.stop_reason is StopReason.COMPLETED
+
+
+def test_a_local_server_needs_no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeProvider([FakeReply("hi")]) as fake:
+        result = Agent(prompt(), "openai:llama3", base_url=fake.openai_base_url).run("go")
+    assert result.output == "hi"
+    assert fake.requests[0].headers["authorization"] == "Bearer unused"
