@@ -69,6 +69,24 @@ AREAS: dict[str, tuple[str, str]] = {
         "after a sandbox run in a child process, containers (by the pack's pid label), "
         "service processes, workspace, snapshot and service directories left behind.",
     ),
+    "approval-bypass": (
+        "7. Approval bypass",
+        "Every tool of every installed pack held by `ApprovalPolicy(['*'])`: a valid call "
+        "(generated from the tool's schema) is held, then resent under the same call id with "
+        "other arguments (valid or hostile) while the human approves what was shown. A "
+        "failure is a held call that changed state, an approval that ran other arguments, a "
+        "refused approval that changed state or left the call held, or an exact approval "
+        "that ran anything but the arguments shown.",
+    ),
+    "hostile-model": (
+        "8. Hostile model",
+        "A scripted model drives `Agent.run` and `Agent.arun` over every installed pack's tools "
+        "(approval asked for some): floods of calls past `max_calls_per_turn`, unknown tool "
+        "names, hostile and malformed arguments, repeated and missing call ids, approvals "
+        "given or refused. A failure is a run that raised, a call left unanswered or "
+        "answered out of order, the cap not applied, or the session's records not matching "
+        "the calls that ran.",
+    ),
 }
 
 

@@ -56,6 +56,7 @@ def test_outcomes_have_stable_string_values() -> None:
         "invalid",
         "error",
         "aborted",
+        "pending",
     ]
     assert str(CallOutcome.OK) == "ok"
 

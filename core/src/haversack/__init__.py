@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ._approval import Approval, ApprovalPolicy, ApprovalVerdict, PendingApproval
     from ._context import ResourceLookup, ToolContext
     from ._deadline import Deadline
     from ._events import CallOutcome, ToolInvoked
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     )
     from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
     from .errors import (
+        ApprovalError,
         DeadlineExceededError,
         HaversackError,
         NameConflictError,
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
         PromptEvaluationError,
         PromptRenderError,
         PromptValidationError,
+        ProviderError,
         ResourceError,
         ToolValidationError,
     )
@@ -77,6 +80,10 @@ if TYPE_CHECKING:
 #: Public name -> the private module that defines it.
 _EXPORTS: dict[str, str] = {
     "Append": "._session",
+    "Approval": "._approval",
+    "ApprovalError": ".errors",
+    "ApprovalPolicy": "._approval",
+    "ApprovalVerdict": "._approval",
     "Binding": "._resources",
     "CallOutcome": "._events",
     "Clear": "._session",
@@ -97,11 +104,13 @@ _EXPORTS: dict[str, str] = {
     "PackLoadError": ".errors",
     "PackReport": "._packs",
     "PackStatus": "._packs",
+    "PendingApproval": "._approval",
     "PolicyDecision": "._policy",
     "Prompt": "._prompt",
     "PromptEvaluationError": ".errors",
     "PromptRenderError": ".errors",
     "PromptValidationError": ".errors",
+    "ProviderError": ".errors",
     "ReadBeforeWritePolicy": "._read_before_write",
     "ReadWindow": ".filesystem",
     "Reducer": "._session",
@@ -142,6 +151,10 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Append",
+    "Approval",
+    "ApprovalError",
+    "ApprovalPolicy",
+    "ApprovalVerdict",
     "Binding",
     "CallOutcome",
     "Clear",
@@ -162,11 +175,13 @@ __all__ = [
     "PackLoadError",
     "PackReport",
     "PackStatus",
+    "PendingApproval",
     "PolicyDecision",
     "Prompt",
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
+    "ProviderError",
     "ReadBeforeWritePolicy",
     "ReadWindow",
     "Reducer",

@@ -21,6 +21,7 @@ class CallOutcome(StrEnum):
     INVALID = "invalid"  # unknown tool or malformed arguments
     ERROR = "error"  # the handler raised
     ABORTED = "aborted"  # PromptEvaluationError / deadline: the evaluation stops
+    PENDING = "pending"  # a policy asked for a human's approval; nothing ran yet
 
 
 @dataclass(frozen=True, slots=True)

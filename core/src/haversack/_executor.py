@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -13,10 +13,11 @@ from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked
 from ._result import ToolResult
 from ._turn import Turns
-from .errors import HaversackError, PromptEvaluationError, ToolValidationError
+from .errors import ApprovalError, HaversackError, PromptEvaluationError, ToolValidationError
 from .filesystem._protocol import Snapshottable
 
 if TYPE_CHECKING:
+    from ._approval import Approval, PendingApproval
     from ._deadline import Deadline
     from ._policy import ToolPolicy
     from ._prompt import RenderedPrompt
@@ -35,7 +36,17 @@ _NO_SNAPSHOTTABLES: tuple[Snapshottable, ...] = ()
 class _Call:
     """The state of one call as it moves through the pipeline."""
 
-    __slots__ = ("arguments", "call_id", "context", "params", "restore", "start", "tool")
+    __slots__ = (
+        "approved",
+        "arguments",
+        "call_id",
+        "context",
+        "params",
+        "restore",
+        "result",
+        "start",
+        "tool",
+    )
 
     def __init__(self, arguments: Arguments, call_id: str | None) -> None:
         self.arguments = arguments
@@ -45,6 +56,8 @@ class _Call:
         self.params: Any = None
         self.context: ToolContext | None = None
         self.restore: _Restore | None = None
+        self.approved = False  # a human approved: policies that ask are answered
+        self.result: ToolResult[Any] | None = None  # decided without running (a denial)
 
 
 class _Restore:
@@ -82,7 +95,9 @@ class ToolExecutor:
     strictly, check the deadline, snapshot the session's STATE slices and every
     snapshottable resource (skipped for read-only tools), ask every governing policy, run
     the handler, let policies record a success, restore everything on any failure, and
-    publish a :class:`ToolInvoked` event to the session on every path.
+    publish a :class:`ToolInvoked` event to the session on every path. A policy answering
+    :meth:`PolicyDecision.ask` holds the call for a human instead (outcome ``pending``,
+    nothing runs); :meth:`resume` then runs or refuses it.
 
     A failing tool never raises: it returns ``ToolResult.error`` with a message the model
     can act on. Only :class:`PromptEvaluationError` (including an expired deadline) is
@@ -127,6 +142,8 @@ class ToolExecutor:
             unique.setdefault(id(policy), policy)
         self._recorders: tuple[ToolPolicy, ...] = tuple(unique.values())
         self._turns = Turns(f"the executor of prompt {self.prompt.ns}/{self.prompt.key}")
+        self._pending: dict[str, PendingApproval] = {}
+        self._anonymous = 0
         session.register_log(ToolInvoked)
 
     def _snapshottables(self) -> tuple[Snapshottable, ...]:
@@ -151,10 +168,12 @@ class ToolExecutor:
         """Run one call; ``arguments`` is the model's JSON text or an already-decoded mapping.
 
         An async handler is run to completion on a fresh event loop; inside a running loop
-        use :meth:`aexecute`.
+        use :meth:`aexecute`. A call a policy holds for approval returns a failed result
+        whose ``value`` is a :class:`~haversack.PendingApproval`; see :meth:`resume`.
         """
         turn = self._turns.enter()
         try:
+            # _run's body, inlined: this is the benchmarked hot path.
             call = _Call(arguments, call_id)
             early = self._prepare(call, name)
             if early is not None:
@@ -178,21 +197,178 @@ class ToolExecutor:
     ) -> ToolResult[Any]:
         """:meth:`execute` for asynchronous callers; sync and async handlers both work."""
         async with self._turns.async_():
-            call = _Call(arguments, call_id)
-            early = self._prepare(call, name)
-            if early is not None:
-                return early
+            return await self._arun(_Call(arguments, call_id), name)
+
+    async def aexecute_many(
+        self, calls: Sequence[tuple[str, Arguments, str | None]]
+    ) -> list[ToolResult[Any]]:
+        """Run the calls ``(name, arguments, call_id)`` of one model turn; results in order.
+
+        When every call is of a known tool annotated ``read_only``, they share one turn and
+        one tool-call scope: each is parsed and checked by the policies, in order, then the
+        handlers run concurrently (async handlers are awaited together; a sync handler runs
+        to completion when started), then results are recorded and published in order.
+        Otherwise the calls run one after another, exactly like :meth:`aexecute`.
+        """
+        tools = [
+            self.rendered_prompt.tool(name) if isinstance(name, str) else None
+            for name, _, _ in calls
+        ]
+        if len(calls) < 2 or not all(t is not None and t.annotations.read_only for t in tools):
+            return [
+                await self.aexecute(name, arguments, call_id=cid) for name, arguments, cid in calls
+            ]
+        import asyncio
+
+        results: list[ToolResult[Any] | None] = [None] * len(calls)
+        async with self._turns.async_():
             with self.resources.tool_call():
-                denial = self._enter(call)
-                if denial is not None:
-                    return denial
-                try:
-                    outcome = self._call_handler(call)
-                    if _is_awaitable(outcome):
-                        outcome = await outcome
-                except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
-                    return self._handler_raised(call, exc)
-                return self._finish(call, outcome)
+                ready: list[tuple[int, _Call]] = []
+                for index, (name, arguments, call_id) in enumerate(calls):
+                    call = _Call(arguments, call_id)
+                    early = self._prepare(call, name) or self._enter(call)
+                    if early is None:
+                        ready.append((index, call))
+                    else:
+                        results[index] = early
+                outcomes = await asyncio.gather(*(_handle(call) for _, call in ready))
+                for (index, call), (outcome, error) in zip(ready, outcomes, strict=True):
+                    results[index] = (
+                        self._handler_raised(call, error)
+                        if error is not None
+                        else self._finish(call, outcome)
+                    )
+        return [result for result in results if result is not None]
+
+    @property
+    def pending(self) -> tuple[PendingApproval, ...]:
+        """The calls awaiting a human's answer, oldest first."""
+        return tuple(self._pending.values())
+
+    def resume(self, call_id: str, approval: Approval) -> ToolResult[Any]:
+        """Answer a pending call: run it (approved or edited) or refuse it (denied).
+
+        The call goes through the whole pipeline again (parsing, snapshot, every policy,
+        rollback on failure); the approval only answers the policies that asked. An
+        approval given for other arguments than the pending call's is void: the call is
+        refused and nothing runs. Raises :class:`~haversack.ApprovalError` if no call
+        ``call_id`` awaits approval.
+        """
+        turn = self._turns.enter()
+        try:
+            call, name = self._resumed(call_id, approval)
+            if call.result is not None:
+                return call.result
+            return self._run(call, name)
+        finally:
+            self._turns.leave(turn)
+
+    async def aresume(self, call_id: str, approval: Approval) -> ToolResult[Any]:
+        """:meth:`resume` for asynchronous callers."""
+        async with self._turns.async_():
+            call, name = self._resumed(call_id, approval)
+            if call.result is not None:
+                return call.result
+            return await self._arun(call, name)
+
+    def _run(self, call: _Call, name: str) -> ToolResult[Any]:
+        early = self._prepare(call, name)
+        if early is not None:
+            return early
+        with self.resources.tool_call():
+            denial = self._enter(call)
+            if denial is not None:
+                return denial
+            try:
+                outcome = self._call_handler(call)
+                if _is_awaitable(outcome):
+                    outcome = _run_to_completion(outcome)
+            except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
+                return self._handler_raised(call, exc)
+            return self._finish(call, outcome)
+
+    async def _arun(self, call: _Call, name: str) -> ToolResult[Any]:
+        early = self._prepare(call, name)
+        if early is not None:
+            return early
+        with self.resources.tool_call():
+            denial = self._enter(call)
+            if denial is not None:
+                return denial
+            try:
+                outcome = self._call_handler(call)
+                if _is_awaitable(outcome):
+                    outcome = await outcome
+            except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
+                return self._handler_raised(call, exc)
+            return self._finish(call, outcome)
+
+    # ------------------------------------------------------------------ approval
+    def _resumed(self, call_id: str, approval: Approval) -> tuple[_Call, str]:
+        """The call to run for ``approval``, or one whose ``result`` is already decided."""
+        from ._approval import ApprovalVerdict
+
+        pending = self._pending.pop(call_id, None)
+        if pending is None:
+            waiting = ", ".join(repr(key) for key in self._pending) or "none"
+            raise ApprovalError(
+                f"No call {call_id!r} awaits approval on the executor of prompt "
+                f"{self.prompt.ns}/{self.prompt.key}; calls awaiting "
+                f"approval: {waiting}. Resume only call ids from executor.pending."
+            )
+        name = pending.tool_name
+        verdict = approval.verdict
+        if verdict is ApprovalVerdict.EDIT:
+            call = _Call(approval.arguments, call_id)
+        else:
+            call = _Call(pending.arguments, call_id)
+        call.approved = True
+        if verdict is ApprovalVerdict.DENY:
+            message = f"The call of {name!r} was not approved: {approval.reason}"
+        elif (
+            verdict is ApprovalVerdict.APPROVE
+            and approval.arguments_hash is not None
+            and approval.arguments_hash != pending.arguments_hash
+        ):
+            message = (
+                f"The call of {name!r} was not run: its approval was given for other "
+                "arguments than these, so it is void. Call the tool again to ask for a new "
+                "approval."
+            )
+        else:
+            return call, name
+        call.result = self._publish(
+            call, ToolResult.error(message), CallOutcome.DENIED, tool_name=name
+        )
+        return call, name
+
+    def _hold(self, call: _Call, policy: str, reason: str) -> ToolResult[Any]:
+        """Keep the call for a human's answer: nothing ran, so roll back the snapshot."""
+        from ._approval import PendingApproval, arguments_hash
+
+        tool = call.tool
+        assert tool is not None
+        self._rollback(call)
+        if call.call_id is None:
+            self._anonymous += 1
+            call.call_id = f"pending-{self._anonymous}"
+        pending = PendingApproval(
+            call_id=call.call_id,
+            tool_name=tool.name,
+            arguments=call.arguments,
+            arguments_hash=arguments_hash(call.arguments),
+            policy=policy,
+            reason=reason,
+        )
+        # The same call id asked again (say, with new arguments) replaces the old request.
+        self._pending.pop(call.call_id, None)
+        self._pending[call.call_id] = pending
+        result: ToolResult[Any] = ToolResult.error(
+            f"Tool {tool.name!r} was not run: it needs a human's approval (policy "
+            f"{policy!r}: {reason}).",
+            pending,
+        )
+        return self._publish(call, result, CallOutcome.PENDING)
 
     # ------------------------------------------------------------------ pipeline
     def _prepare(self, call: _Call, name: str) -> ToolResult[Any] | None:
@@ -257,6 +433,7 @@ class ToolExecutor:
             tool=tool,
             call_id=call.call_id,
         )
+        asked: tuple[str, str] | None = None
         for policy in self.rendered_prompt.policies_for(tool.name):
             try:
                 decision = policy.check(tool, call.params, context=call.context)
@@ -270,9 +447,16 @@ class ToolExecutor:
                     CallOutcome.DENIED,
                 )
             if not decision.allowed:
+                if decision.needs_approval:
+                    # Later policies may still deny outright, which beats asking a human.
+                    if asked is None and not call.approved:
+                        asked = (policy.name, decision.reason)
+                    continue
                 return self._fail(
                     call, f"Denied by policy {policy.name!r}: {decision.reason}", CallOutcome.DENIED
                 )
+        if asked is not None:
+            return self._hold(call, *asked)
         return None
 
     @staticmethod
@@ -408,6 +592,17 @@ def _parse_arguments(tool: Tool[Any, Any], arguments: Arguments) -> Any:
 def _preview(arguments: Arguments) -> str:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, default=repr)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+async def _handle(call: _Call) -> tuple[Any, BaseException | None]:
+    """Run one handler of a concurrent batch; what it raised is returned, to map in order."""
+    try:
+        outcome = ToolExecutor._call_handler(call)
+        if _is_awaitable(outcome):
+            outcome = await outcome
+    except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised, in order
+        return None, exc
+    return outcome, None
 
 
 def _is_awaitable(value: object) -> bool:

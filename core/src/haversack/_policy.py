@@ -15,20 +15,35 @@ __all__ = ["PolicyDecision", "ToolPolicy"]
 
 @dataclass(frozen=True, slots=True)
 class PolicyDecision:
-    """A policy's verdict on one call; ``reason`` is shown to the model on denial."""
+    """A policy's verdict on one call: allow, deny, or ask a human first.
+
+    ``reason`` is shown to the model on denial and to the human asked for approval.
+    ``needs_approval`` (only with ``allowed=False``) means "not without a human's yes":
+    the executor holds the call as pending instead of refusing it.
+    """
 
     allowed: bool
     reason: str = ""
+    needs_approval: bool = False
 
     @classmethod
     def allow(cls) -> PolicyDecision:
+        """Let the call run (as far as this policy is concerned)."""
         return _ALLOW
 
     @classmethod
     def deny(cls, reason: str) -> PolicyDecision:
+        """Refuse the call; ``reason`` tells the model why and what to do instead."""
         if not reason.strip():
             raise ValueError("A denial needs a reason the model can act on.")
         return cls(allowed=False, reason=reason)
+
+    @classmethod
+    def ask(cls, reason: str) -> PolicyDecision:
+        """Hold the call until a human approves, denies or edits it; nothing runs meanwhile."""
+        if not reason.strip():
+            raise ValueError("A request for approval needs a reason the human can judge.")
+        return cls(allowed=False, reason=reason, needs_approval=True)
 
 
 _ALLOW = PolicyDecision(allowed=True)

@@ -23,6 +23,8 @@ A tool failing at run time never raises into the evaluation: the executor turns 
     ├── PromptEvaluationError (RuntimeError)        the evaluation itself must stop
     │   └── DeadlineExceededError
     ├── ResourceError (LookupError)                 a resource is unbound or cannot be built
+    ├── ApprovalError (LookupError)                 resume() named no call awaiting approval
+    ├── ProviderError                               a model provider is misconfigured or failed
     └── PackError                                   a tool pack cannot be used
         ├── PackLoadError                           import, hook or compatibility failure
         └── PackConfigError (ValueError)            a pack's configuration is invalid
@@ -33,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "ApprovalError",
     "DeadlineExceededError",
     "FilesystemError",
     "FilesystemLimitError",
@@ -52,6 +55,7 @@ __all__ = [
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
+    "ProviderError",
     "ReadOnlyFilesystemError",
     "ResourceError",
     "ToolValidationError",
@@ -194,6 +198,14 @@ class DeadlineExceededError(PromptEvaluationError):
 
 class ResourceError(HaversackError, LookupError):
     """A resource is not bound, or its factory failed."""
+
+
+class ApprovalError(HaversackError, LookupError):
+    """``resume()`` named a call that is not awaiting approval on that executor."""
+
+
+class ProviderError(HaversackError):
+    """A model provider cannot be used (unknown provider, missing API key or SDK) or failed."""
 
 
 class PackError(HaversackError):

@@ -9,7 +9,14 @@ from typing import Any
 from haversack import serde
 from haversack._tool import Tool
 
-__all__ = ["ToolCall", "field_of", "tool_definition"]
+__all__ = [
+    "ToolCall",
+    "chat_tool_calls_of",
+    "field_of",
+    "function_calls_of",
+    "tool_definition",
+    "tool_uses_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,3 +51,29 @@ def field_of(obj: object, *names: str) -> Any:
         elif hasattr(obj, name):
             return getattr(obj, name)
     raise KeyError(f"tool call has none of the fields {', '.join(names)}: {obj!r}")
+
+
+def _optional(obj: object, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def chat_tool_calls_of(response: object) -> list[Any]:
+    """The ``tool_calls`` of a ``ChatCompletion`` (first choice), of its message, or of a
+    dict of either; an empty list when the model called no tool."""
+    choices = _optional(response, "choices")
+    message = _optional(choices[0], "message") if choices else response
+    return list(_optional(message, "tool_calls") or ())
+
+
+def function_calls_of(response: object) -> list[Any]:
+    """The ``function_call`` items of a Responses ``Response`` (or of its ``output`` list)."""
+    output = response if isinstance(response, list | tuple) else _optional(response, "output")
+    return [item for item in output or () if _optional(item, "type") == "function_call"]
+
+
+def tool_uses_of(message: object) -> list[Any]:
+    """The ``tool_use`` blocks of an Anthropic ``Message`` (or of its ``content`` list)."""
+    content = message if isinstance(message, list | tuple) else _optional(message, "content")
+    return [block for block in content or () if _optional(block, "type") == "tool_use"]

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._common import ToolCall, field_of, tool_definition
+from ._common import ToolCall, field_of, tool_definition, tool_uses_of
 
 if TYPE_CHECKING:
     from haversack._executor import ToolExecutor
     from haversack._prompt import RenderedPrompt
     from haversack._result import ToolResult
 
-__all__ = ["read_tool_use", "run_tool_use", "tool_result_block", "tools"]
+__all__ = [
+    "arun_tool_use",
+    "arun_tool_uses",
+    "read_tool_use",
+    "run_tool_use",
+    "run_tool_uses",
+    "tool_result_block",
+    "tools",
+]
 
 
 def tools(rendered: RenderedPrompt) -> list[dict[str, Any]]:
@@ -47,3 +55,24 @@ def run_tool_use(executor: ToolExecutor, block: object) -> dict[str, Any]:
     parsed = read_tool_use(block)
     result = executor.execute(parsed.name, parsed.arguments, call_id=parsed.call_id)
     return tool_result_block(parsed.call_id, result)
+
+
+async def arun_tool_use(executor: ToolExecutor, block: object) -> dict[str, Any]:
+    """:func:`run_tool_use` with ``await executor.aexecute`` (async tools in an async app)."""
+    parsed = read_tool_use(block)
+    result = await executor.aexecute(parsed.name, parsed.arguments, call_id=parsed.call_id)
+    return tool_result_block(parsed.call_id, result)
+
+
+def run_tool_uses(executor: ToolExecutor, message: object) -> list[dict[str, Any]]:
+    """Run every ``tool_use`` block of a ``Message`` (or its ``content`` list) in order;
+    returns the messages to append: one user message holding every ``tool_result`` block
+    (none when the message made no tool call)."""
+    blocks = [run_tool_use(executor, block) for block in tool_uses_of(message)]
+    return [{"role": "user", "content": blocks}] if blocks else []
+
+
+async def arun_tool_uses(executor: ToolExecutor, message: object) -> list[dict[str, Any]]:
+    """:func:`run_tool_uses` for asynchronous callers."""
+    blocks = [await arun_tool_use(executor, block) for block in tool_uses_of(message)]
+    return [{"role": "user", "content": blocks}] if blocks else []

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._common import ToolCall, field_of, tool_definition
+from ._common import ToolCall, chat_tool_calls_of, field_of, function_calls_of, tool_definition
 
 if TYPE_CHECKING:
     from haversack._executor import ToolExecutor
     from haversack._prompt import RenderedPrompt
 
 __all__ = [
+    "arun_chat_tool_call",
+    "arun_chat_tool_calls",
+    "arun_response_function_call",
+    "arun_response_function_calls",
     "chat_tool_message",
     "chat_tools",
     "read_chat_tool_call",
@@ -18,7 +22,9 @@ __all__ = [
     "response_function_output",
     "response_tools",
     "run_chat_tool_call",
+    "run_chat_tool_calls",
     "run_response_function_call",
+    "run_response_function_calls",
 ]
 
 
@@ -99,3 +105,44 @@ def run_response_function_call(executor: ToolExecutor, item: object) -> dict[str
     parsed = read_response_function_call(item)
     result = executor.execute(parsed.name, parsed.arguments, call_id=parsed.call_id)
     return response_function_output(parsed.call_id, result.render())
+
+
+async def arun_chat_tool_call(executor: ToolExecutor, call: object) -> dict[str, Any]:
+    """:func:`run_chat_tool_call` with ``await executor.aexecute`` (async tools in an async app)."""
+    parsed = read_chat_tool_call(call)
+    result = await executor.aexecute(parsed.name, parsed.arguments, call_id=parsed.call_id)
+    return chat_tool_message(parsed.call_id, result.render())
+
+
+def run_chat_tool_calls(executor: ToolExecutor, response: object) -> list[dict[str, Any]]:
+    """Run every tool call of a Chat Completions response (a ``ChatCompletion``, its
+    ``message`` or a dict of either) in order; returns the tool messages to append after
+    the assistant message."""
+    return [run_chat_tool_call(executor, call) for call in chat_tool_calls_of(response)]
+
+
+async def arun_chat_tool_calls(executor: ToolExecutor, response: object) -> list[dict[str, Any]]:
+    """:func:`run_chat_tool_calls` for asynchronous callers."""
+    return [await arun_chat_tool_call(executor, call) for call in chat_tool_calls_of(response)]
+
+
+async def arun_response_function_call(executor: ToolExecutor, item: object) -> dict[str, Any]:
+    """:func:`run_response_function_call` with ``await executor.aexecute``."""
+    parsed = read_response_function_call(item)
+    result = await executor.aexecute(parsed.name, parsed.arguments, call_id=parsed.call_id)
+    return response_function_output(parsed.call_id, result.render())
+
+
+def run_response_function_calls(executor: ToolExecutor, response: object) -> list[dict[str, Any]]:
+    """Run every ``function_call`` item of a Responses ``Response`` (or its ``output`` list)
+    in order; returns the ``function_call_output`` items to append to the next input."""
+    return [run_response_function_call(executor, item) for item in function_calls_of(response)]
+
+
+async def arun_response_function_calls(
+    executor: ToolExecutor, response: object
+) -> list[dict[str, Any]]:
+    """:func:`run_response_function_calls` for asynchronous callers."""
+    return [
+        await arun_response_function_call(executor, item) for item in function_calls_of(response)
+    ]

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "serve": "haversack.cli.serve",
     "new-pack": "haversack.cli.new_pack",
     "client-config": "haversack.cli.client_config",
+    "run": "haversack.cli.run",
 }
 
 #: Exit status for usage and composition errors (1 means "ran, but the answer is no").
@@ -136,7 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _hint(exc: Exception) -> str:
-    from haversack.errors import NameConflictError, PackConfigError, PackLoadError, ResourceError
+    from haversack.errors import (
+        NameConflictError,
+        PackConfigError,
+        PackLoadError,
+        ProviderError,
+        ResourceError,
+    )
 
     if isinstance(exc, NameConflictError):
         return "`haversack check` lists every conflict; see docs/configuration.md (prefix, rename)."
@@ -149,4 +156,6 @@ def _hint(exc: Exception) -> str:
         )
     if isinstance(exc, ResourceError):
         return "`haversack check` opens every resource and lists each one that fails."
+    if isinstance(exc, ProviderError):
+        return "see docs/agents.md (models, API keys, base URLs)."
     return "set HAVERSACK_DEBUG=1 for the traceback."

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     )
     from ._compose import compose_packs
     from ._conformance import CHECKS, PackConformance, assert_pack_conforms, pack_problems
+    from ._fake_provider import FakeCall, FakeProvider, FakeReply, ReceivedRequest
     from ._fuzz import BadArguments, bad_arguments
     from ._script import ScriptedCall, ScriptedModel, ScriptStep, Transcript, TranscriptEntry, play
     from ._state import StateFingerprint, fingerprint
@@ -37,7 +38,11 @@ __all__ = [
     "BadArguments",
     "ComposeFactory",
     "ExecutorFactory",
+    "FakeCall",
+    "FakeProvider",
+    "FakeReply",
     "PackConformance",
+    "ReceivedRequest",
     "ScriptStep",
     "ScriptedCall",
     "ScriptedModel",
@@ -65,7 +70,11 @@ _HOMES = {
     "BadArguments": "_fuzz",
     "ComposeFactory": "plugin",
     "ExecutorFactory": "plugin",
+    "FakeCall": "_fake_provider",
+    "FakeProvider": "_fake_provider",
+    "FakeReply": "_fake_provider",
     "PackConformance": "_conformance",
+    "ReceivedRequest": "_fake_provider",
     "ScriptStep": "_script",
     "ScriptedCall": "_script",
     "ScriptedModel": "_script",

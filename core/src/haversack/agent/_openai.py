@@ -1,0 +1,300 @@
+"""OpenAI providers: Chat Completions (any OpenAI-compatible server) and Responses."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from haversack.adapters import openai as fmt
+from haversack.errors import ProviderError
+
+from ._keys import api_key, sdk
+from ._provider import Conversation, OnText, Reply
+from ._records import Usage
+
+if TYPE_CHECKING:
+    from haversack._prompt import RenderedPrompt
+    from haversack._result import ToolResult
+    from haversack.adapters import ToolCall
+
+__all__ = ["OpenAIChat", "OpenAIResponses"]
+
+
+class _OpenAIBase:
+    """Clients (built on first use from ``OPENAI_API_KEY``) and options shared by both APIs."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        async_client: Any = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        stream: bool = False,
+        **options: Any,
+    ) -> None:
+        self._model = model
+        self._client = client
+        self._async_client = async_client
+        # Clients passed in are the caller's; those built here are closed after each run.
+        self._own_client = client is None
+        self._own_async_client = async_client is None
+        self._base_url = base_url
+        self._api_key = api_key
+        self.stream = stream
+        self.options = options
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the API."""
+        return self._model
+
+    def _kwargs(self) -> dict[str, Any]:
+        sdk("openai", "openai")
+        key = api_key(self._api_key, "OPENAI_API_KEY", "openai", base_url=self._base_url)
+        return {"api_key": key, "base_url": self._base_url}
+
+    def close(self) -> None:
+        """Close the sync client this provider built (the next run builds a new one)."""
+        client = self._client
+        if client is not None and self._own_client:
+            self._client = None
+            client.close()
+
+    async def aclose(self) -> None:
+        """Close the async client this provider built: it belongs to the run's event loop."""
+        client = self._async_client
+        if client is not None and self._own_async_client:
+            self._async_client = None
+            await client.close()
+
+    @property
+    def client(self) -> Any:
+        """The ``openai.OpenAI`` client."""
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(**self._kwargs())
+        return self._client
+
+    @property
+    def async_client(self) -> Any:
+        """The ``openai.AsyncOpenAI`` client."""
+        if self._async_client is None:
+            import openai
+
+            self._async_client = openai.AsyncOpenAI(**self._kwargs())
+        return self._async_client
+
+    def _failed(self, api: str, exc: Exception) -> ProviderError:
+        return ProviderError(f"The OpenAI {api} request for model {self._model!r} failed: {exc}")
+
+
+def _sdk_error() -> type[Exception]:
+    import openai
+
+    return openai.OpenAIError
+
+
+class OpenAIChat(_OpenAIBase):
+    """OpenAI Chat Completions; ``base_url`` points it at any OpenAI-compatible server.
+
+    ``options`` go to every ``chat.completions.create`` call (``temperature=...``).
+    """
+
+    @property
+    def name(self) -> str:
+        """``openai``."""
+        return "openai"
+
+    def tools(self, rendered: RenderedPrompt) -> list[dict[str, Any]]:
+        """The prompt's tools as Chat Completions function tools."""
+        return fmt.chat_tools(rendered)
+
+    def start(self, system: str, task: str) -> Conversation:
+        """System and user messages."""
+        messages: list[Any] = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": task})
+        return Conversation(system, messages)
+
+    def _request(self, conversation: Conversation, tools: list[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self._model, "messages": conversation.messages}
+        if tools:
+            request["tools"] = tools
+        return request | self.options
+
+    def complete(
+        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+    ) -> Reply:
+        """One ``chat.completions`` call (streamed when ``stream`` is set)."""
+        request = self._request(conversation, tools)
+        try:
+            if not self.stream:
+                return _chat_reply(self.client.chat.completions.create(**request))
+            request["stream_options"] = {"include_usage": True}
+            with self.client.chat.completions.stream(**request) as stream:
+                for event in stream:
+                    if event.type == "content.delta" and on_text is not None:
+                        on_text(event.delta)
+                return _chat_reply(stream.get_final_completion(), streamed=True)
+        except _sdk_error() as exc:
+            raise self._failed("chat completions", exc) from exc
+
+    async def acomplete(
+        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+    ) -> Reply:
+        """:meth:`complete` with the async client."""
+        request = self._request(conversation, tools)
+        try:
+            if not self.stream:
+                return _chat_reply(await self.async_client.chat.completions.create(**request))
+            request["stream_options"] = {"include_usage": True}
+            async with self.async_client.chat.completions.stream(**request) as stream:
+                async for event in stream:
+                    if event.type == "content.delta" and on_text is not None:
+                        on_text(event.delta)
+                return _chat_reply(await stream.get_final_completion(), streamed=True)
+        except _sdk_error() as exc:
+            raise self._failed("chat completions", exc) from exc
+
+    def add_reply(self, conversation: Conversation, reply: Reply) -> None:
+        """The assistant message, with its tool calls as the model sent them."""
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": _text(call.arguments)},
+                }
+                for call in reply.calls
+            ]
+        conversation.messages.append(message)
+
+    def add_results(
+        self, conversation: Conversation, results: list[tuple[ToolCall, ToolResult[Any]]]
+    ) -> None:
+        """One ``tool`` message per call."""
+        conversation.messages.extend(
+            fmt.chat_tool_message(call.call_id, result.render()) for call, result in results
+        )
+
+
+def _chat_reply(completion: Any, *, streamed: bool = False) -> Reply:
+    choice = completion.choices[0]
+    message = choice.message
+    usage = completion.usage
+    return Reply(
+        text=message.content or "",
+        calls=tuple(fmt.read_chat_tool_call(call) for call in message.tool_calls or ()),
+        usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
+        stop=str(choice.finish_reason),
+        truncated=choice.finish_reason == "length",
+        raw=completion,
+    )
+
+
+class OpenAIResponses(_OpenAIBase):
+    """OpenAI Responses API (stateless: the whole input is sent each turn).
+
+    ``options`` go to every ``responses.create`` call.
+    """
+
+    @property
+    def name(self) -> str:
+        """``openai-responses``."""
+        return "openai-responses"
+
+    def tools(self, rendered: RenderedPrompt) -> list[dict[str, Any]]:
+        """The prompt's tools as Responses function tools."""
+        return fmt.response_tools(rendered)
+
+    def start(self, system: str, task: str) -> Conversation:
+        """The user's task as the first input item; the system text goes in ``instructions``."""
+        return Conversation(system, [{"role": "user", "content": task}])
+
+    def _request(self, conversation: Conversation, tools: list[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self._model, "input": conversation.messages}
+        if conversation.system:
+            request["instructions"] = conversation.system
+        if tools:
+            request["tools"] = tools
+        return request | self.options
+
+    def complete(
+        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+    ) -> Reply:
+        """One ``responses`` call (streamed when ``stream`` is set)."""
+        request = self._request(conversation, tools)
+        try:
+            if not self.stream:
+                return _response_reply(self.client.responses.create(**request))
+            with self.client.responses.stream(**request) as stream:
+                for event in stream:
+                    if event.type == "response.output_text.delta" and on_text is not None:
+                        on_text(event.delta)
+                return _response_reply(stream.get_final_response())
+        except _sdk_error() as exc:
+            raise self._failed("responses", exc) from exc
+
+    async def acomplete(
+        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+    ) -> Reply:
+        """:meth:`complete` with the async client."""
+        request = self._request(conversation, tools)
+        try:
+            if not self.stream:
+                return _response_reply(await self.async_client.responses.create(**request))
+            async with self.async_client.responses.stream(**request) as stream:
+                async for event in stream:
+                    if event.type == "response.output_text.delta" and on_text is not None:
+                        on_text(event.delta)
+                return _response_reply(await stream.get_final_response())
+        except _sdk_error() as exc:
+            raise self._failed("responses", exc) from exc
+
+    def add_reply(self, conversation: Conversation, reply: Reply) -> None:
+        """The model's text as an assistant message, then its function calls as items."""
+        if reply.text:
+            conversation.messages.append({"role": "assistant", "content": reply.text})
+        conversation.messages.extend(
+            {
+                "type": "function_call",
+                "call_id": call.call_id,
+                "name": call.name,
+                "arguments": _text(call.arguments),
+            }
+            for call in reply.calls
+        )
+
+    def add_results(
+        self, conversation: Conversation, results: list[tuple[ToolCall, ToolResult[Any]]]
+    ) -> None:
+        """One ``function_call_output`` item per call."""
+        conversation.messages.extend(
+            fmt.response_function_output(call.call_id, result.render()) for call, result in results
+        )
+
+
+def _response_reply(response: Any) -> Reply:
+    usage = response.usage
+    return Reply(
+        text=response.output_text or "",
+        calls=tuple(
+            fmt.read_response_function_call(item)
+            for item in response.output
+            if item.type == "function_call"
+        ),
+        usage=Usage(usage.input_tokens, usage.output_tokens) if usage else Usage(),
+        stop=str(response.status),
+        truncated=response.status == "incomplete",
+        raw=response,
+    )
+
+
+def _text(arguments: object) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    import json
+
+    return json.dumps(arguments if arguments is not None else {})

@@ -1,0 +1,260 @@
+"""``haversack run TASK --model provider:name``: the agent loop from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+from haversack.cli._common import KEY, NS, selection_kwargs
+
+if TYPE_CHECKING:
+    from haversack._approval import Approval, PendingApproval
+    from haversack.agent import AgentEvent
+
+HELP = "run a task with a model and the composed tools until the model is done"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The task, the model, approval and transcript options."""
+    parser.add_argument("task", metavar="TASK", help="what the model should do")
+    parser.add_argument(
+        "-m",
+        "--model",
+        required=True,
+        metavar="PROVIDER:NAME",
+        help="openai:NAME, openai-responses:NAME or anthropic:NAME (keys from OPENAI_API_KEY, "
+        "ANTHROPIC_API_KEY)",
+    )
+    parser.add_argument(
+        "--base-url", metavar="URL", help="API endpoint (an OpenAI-compatible server: vLLM, ...)"
+    )
+    parser.add_argument(
+        "--max-turns",
+        type=_at_least_one,
+        default=20,
+        metavar="N",
+        help="most model turns (default 20)",
+    )
+    parser.add_argument(
+        "--ask",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="ask before running tools whose name matches (repeatable)",
+    )
+    parser.add_argument(
+        "--ask-writes", action="store_true", help="ask before running any tool not read-only"
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="approve every call that asks, without prompting"
+    )
+    parser.add_argument(
+        "--no-stream", action="store_true", help="print each model turn whole, not as it comes"
+    )
+    parser.add_argument(
+        "--transcript",
+        metavar="FILE",
+        default="haversack-run.jsonl",
+        help="where to write the run as JSON lines (default haversack-run.jsonl; '-' for none)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 when the model finished, 1 when the turn cap or its token limit stopped it."""
+    from haversack._approval import ApprovalPolicy
+    from haversack._packs import compose
+    from haversack.agent import Agent, StopReason
+
+    asks = args.ask or args.ask_writes
+    policies = [ApprovalPolicy(args.ask, not_read_only=args.ask_writes)] if asks else []
+    prompt = compose(
+        ns=NS, key=KEY, strict=args.strict, policies=policies, **selection_kwargs(args)
+    )
+    out = _Output(sys.stdout)
+    agent = Agent(
+        prompt,
+        args.model,
+        max_turns=args.max_turns,
+        approve=_Approver(args.yes, out),
+        on_event=out.event,
+        base_url=args.base_url,
+        stream=not args.no_stream,
+    )
+    try:
+        result = agent.run(args.task)
+    except BaseException as exc:
+        # What happened up to a failure (or Ctrl-C) is worth keeping too.
+        error = {"type": "end", "stop_reason": "error", "error": f"{type(exc).__name__}: {exc}"}
+        _write(args.transcript, [*out.records, error], out)
+        raise
+    out.end_text()
+    out.print(
+        f"[{result.stop_reason}: {len(result.turns)} turn(s), {len(result.calls)} tool call(s), "
+        f"{result.usage.input_tokens} input + {result.usage.output_tokens} output tokens]"
+    )
+    _write(args.transcript, [*out.records, _end(result)], out)
+    return 0 if result.stop_reason is StopReason.COMPLETED else 1
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _write(path: str, records: list[dict[str, Any]], out: _Output) -> None:
+    if path == "-":
+        return
+    with open(path, "w", encoding="utf-8") as file:
+        for record in records:
+            file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+    out.print(f"[transcript: {path}]")
+
+
+class _Output:
+    """Live output of a run, and the transcript records collected on the way."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.records: list[dict[str, Any]] = []
+        self._in_text = False
+
+    def print(self, line: str) -> None:
+        self.end_text()
+        print(line, file=self.stream, flush=True)
+
+    def end_text(self) -> None:
+        if self._in_text:
+            print(file=self.stream, flush=True)
+            self._in_text = False
+
+    def event(self, event: AgentEvent) -> None:
+        from haversack.agent import (
+            ApprovalRequested,
+            ModelTurn,
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+        )
+
+        if isinstance(event, TextDelta):
+            self.stream.write(event.text)
+            self.stream.flush()
+            self._in_text = True
+        elif isinstance(event, ToolCallStarted):
+            self.print(f"→ {event.call.name} {_arguments(event.call.arguments)}")
+        elif isinstance(event, ToolCallFinished):
+            mark = "←" if event.result.success else "✗"
+            text = event.result.render()
+            lines = text.splitlines() or [""]
+            more = f"  (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
+            self.print(f"{mark} {_short(lines[0])}{more}")
+            self.records.append(
+                {
+                    "type": "tool",
+                    "call_id": event.call.call_id,
+                    "tool": event.call.name,
+                    "arguments": event.call.arguments,
+                    "success": event.result.success,
+                    "result": text,
+                }
+            )
+        elif isinstance(event, ApprovalRequested):
+            self.records.append(
+                {
+                    "type": "approval",
+                    "call_id": event.pending.call_id,
+                    "tool": event.pending.tool_name,
+                    "reason": event.pending.reason,
+                }
+            )
+        elif isinstance(event, ModelTurn):
+            self.end_text()
+            self.records.append(
+                {
+                    "type": "turn",
+                    "index": event.index,
+                    "provider": event.provider,
+                    "model": event.model,
+                    "text": event.text,
+                    "tool_calls": [
+                        {"call_id": c.call_id, "tool": c.name, "arguments": c.arguments}
+                        for c in event.tool_calls
+                    ],
+                    "input_tokens": event.usage.input_tokens,
+                    "output_tokens": event.usage.output_tokens,
+                    "stop": event.stop,
+                    "duration_s": round(event.duration_s, 6),
+                }
+            )
+
+
+class _Approver:
+    """Asks y/n/e on a terminal; approves all with ``--yes``; refuses when no one can answer."""
+
+    def __init__(self, yes: bool, out: _Output) -> None:
+        self.yes = yes
+        self.out = out
+
+    def __call__(self, pending: PendingApproval) -> Approval:
+        self.out.print(f"? {pending.render()}")
+        if self.yes:
+            self.out.print("  approved (--yes)")
+            return self._decided(pending.approve(), "approve")
+        if not sys.stdin.isatty():
+            self.out.print("  refused: no terminal to ask on (use --yes to approve)")
+            return self._decided(
+                pending.deny(
+                    "No one is available to approve this call, so it was not run. Do not "
+                    "retry it; finish without it."
+                ),
+                "deny",
+            )
+        while True:
+            self.out.stream.write("  run it? [y]es / [n]o / [e]dit arguments: ")
+            self.out.stream.flush()
+            answer = sys.stdin.readline()
+            if not answer:  # end of input: nobody is there
+                return self._decided(pending.deny("The user did not answer."), "deny")
+            answer = answer.strip().lower()
+            if answer in ("y", "yes"):
+                return self._decided(pending.approve(), "approve")
+            if answer in ("n", "no"):
+                return self._decided(
+                    pending.deny("The user refused this call; do not retry it."), "deny"
+                )
+            if answer in ("e", "edit"):
+                self.out.stream.write("  new arguments (JSON, one line): ")
+                self.out.stream.flush()
+                return self._decided(pending.edit(sys.stdin.readline().strip()), "edit")
+
+    def _decided(self, approval: Approval, verdict: str) -> Approval:
+        self.out.records.append({"type": "decision", "verdict": verdict})
+        return approval
+
+
+def _arguments(arguments: object) -> str:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return _short(text)
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _end(result: Any) -> dict[str, Any]:
+    return {
+        "type": "end",
+        "stop_reason": str(result.stop_reason),
+        "output": result.output,
+        "turns": len(result.turns),
+        "tool_calls": len(result.calls),
+        "input_tokens": result.usage.input_tokens,
+        "output_tokens": result.usage.output_tokens,
+    }
