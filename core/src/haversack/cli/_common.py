@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, TypedDict
 if TYPE_CHECKING:
     from haversack._prompt import Prompt
 
-__all__ = ["NS", "add_common", "compose_from", "selection_kwargs"]
+__all__ = ["NS", "add_common", "compose_from", "selection_kwargs", "workspace_config"]
 
 #: The namespace and key of the prompt the CLI composes.
 NS, KEY = "haversack", "cli"
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
-    """``--pack/-p`` (repeatable allowlist), ``--disable``, ``--strict``, ``--config``."""
+    """``--pack/-p`` (repeatable allowlist), ``--disable``, ``--strict``, ``--config``,
+    ``--workspace``."""
     group = parser.add_argument_group("pack selection")
     group.add_argument(
         "-p",
@@ -39,6 +40,11 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         help="fail on a broken or incompatible pack instead of leaving it out",
     )
     group.add_argument("--config", metavar="FILE", help="pyproject.toml or haversack.toml to read")
+    group.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="let the file tools (and the sandbox) work on this project directory for real",
+    )
 
 
 if TYPE_CHECKING:
@@ -56,8 +62,31 @@ def selection_kwargs(args: argparse.Namespace) -> SelectionKwargs:
     return {"packs": args.packs, "exclude": tuple(args.disable), "config_file": args.config}
 
 
+def workspace_config(args: argparse.Namespace) -> dict[str, dict[str, str]] | None:
+    """``--workspace DIR`` as the ``workspace`` option of each installed pack that has one."""
+    directory = getattr(args, "workspace", None)
+    if directory is None:
+        return None
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    installed = {ep.name for ep in entry_points(group="haversack")}
+    path = str(Path(directory).absolute())
+    return {name: {"workspace": path} for name in _WORKSPACE_PACKS if name in installed}
+
+
+#: Packs with a ``workspace`` option (a directory the file tools and the sandbox work on).
+_WORKSPACE_PACKS = ("vfs", "podman")
+
+
 def compose_from(args: argparse.Namespace) -> Prompt:
     """Compose the prompt the common options describe."""
     from haversack._packs import compose
 
-    return compose(ns=NS, key=KEY, strict=args.strict, **selection_kwargs(args))
+    return compose(
+        ns=NS,
+        key=KEY,
+        strict=args.strict,
+        config=workspace_config(args),
+        **selection_kwargs(args),
+    )

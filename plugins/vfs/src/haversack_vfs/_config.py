@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final
 
 from ._limits import (
@@ -50,6 +51,15 @@ class VfsConfig:
     context or the process's memory.
     """
 
+    workspace: Path | None = field(
+        default=None,
+        metadata={
+            "description": "A project directory the file tools work on for real instead of "
+            "the in-memory workspace: a successful call's changes land on disk, a failed "
+            "call's are rolled back on disk, and no path or symbolic link ever leads out of "
+            "it. A relative path resolves against the current directory."
+        },
+    )
     mounts: tuple[HostMount, ...] = field(
         default=(),
         metadata={
@@ -94,7 +104,8 @@ class VfsConfig:
         DEFAULT_MAX_LIST_ENTRIES,
     )
     max_file_bytes: int = _positive(
-        "Largest single file of the in-memory workspace, in UTF-8 bytes.", DEFAULT_MAX_FILE_BYTES
+        "Largest single file the workspace reads or writes, in UTF-8 bytes.",
+        DEFAULT_MAX_FILE_BYTES,
     )
     max_total_bytes: int = _positive(
         "Most UTF-8 bytes the in-memory workspace holds across all files.",
@@ -131,6 +142,20 @@ class VfsConfig:
                 raise ValueError(
                     f"max_bytes of mount {mount.host_path!r} must be a non-negative integer, "
                     f"got {mount.max_bytes!r}"
+                )
+        if self.workspace is not None:
+            # TODO(lead): relative to the config file once the core resolves path options.
+            workspace = Path(self.workspace).absolute()
+            object.__setattr__(self, "workspace", workspace)
+            if not workspace.is_dir():
+                raise ValueError(
+                    f"workspace {str(workspace)!r} is not an existing directory; create it or "
+                    "name the project directory the file tools should work on"
+                )
+            if self.mounts:
+                raise ValueError(
+                    "mounts copy host files into the in-memory workspace and cannot be combined "
+                    "with a workspace directory; drop one of them"
                 )
         if self.mounts and not self.allowed_host_roots:
             raise ValueError(
