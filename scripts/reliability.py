@@ -46,7 +46,10 @@ AREAS: dict[str, tuple[str, str]] = {
         "3. Escapes",
         "Path attacks (traversal, absolute, backslash, URL-encoded, unicode look-alikes, NUL "
         "and control characters, long and deep paths, symlinks planted in host mounts and in "
-        "the sandbox workspace) against the VFS tools and the sandbox workspace. A canary "
+        "the sandbox workspace) against the VFS tools and the sandbox workspace; and the swap "
+        "race: a process (on the host, or in the sandbox container) exchanging a workspace "
+        "directory with a link to a host directory in a tight loop (renameat2 "
+        "RENAME_EXCHANGE) while every file operation runs on paths under it. A canary "
         "outside the allowed roots must keep its content, size, mtime, atime, mode and "
         "owner, never appear in a result, and no file may appear outside the roots.",
     ),
