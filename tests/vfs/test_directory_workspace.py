@@ -203,3 +203,12 @@ def test_the_cli_reads_and_writes_the_named_directory(project, tmp_path):
     assert done.returncode == 0, done.stderr
     assert (project / "notes" / "todo.md").read_text() == "- ship\n"
     assert not (elsewhere / "notes").exists()
+
+
+def test_the_cli_names_a_missing_workspace(tmp_path):
+    done = _haversack(tmp_path, "check", "--workspace", "missing")
+    assert done.returncode != 0
+    assert "not an existing directory" in done.stdout + done.stderr
+    done = _haversack(tmp_path, "call", "ls", "{}", "--workspace", "missing")
+    assert done.returncode != 0
+    assert "not an existing directory" in done.stdout + done.stderr

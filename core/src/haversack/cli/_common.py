@@ -55,11 +55,17 @@ if TYPE_CHECKING:
         packs: list[str] | None
         exclude: tuple[str, ...]
         config_file: str | None
+        config: dict[str, dict[str, str]] | None
 
 
 def selection_kwargs(args: argparse.Namespace) -> SelectionKwargs:
     """The keyword arguments of ``compose``/``discover`` the common options map to."""
-    return {"packs": args.packs, "exclude": tuple(args.disable), "config_file": args.config}
+    return {
+        "packs": args.packs,
+        "exclude": tuple(args.disable),
+        "config_file": args.config,
+        "config": workspace_config(args),
+    }
 
 
 def workspace_config(args: argparse.Namespace) -> dict[str, dict[str, str]] | None:
@@ -83,10 +89,4 @@ def compose_from(args: argparse.Namespace) -> Prompt:
     """Compose the prompt the common options describe."""
     from haversack._packs import compose
 
-    return compose(
-        ns=NS,
-        key=KEY,
-        strict=args.strict,
-        config=workspace_config(args),
-        **selection_kwargs(args),
-    )
+    return compose(ns=NS, key=KEY, strict=args.strict, **selection_kwargs(args))
