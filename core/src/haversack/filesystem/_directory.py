@@ -588,6 +588,8 @@ class DirectoryFilesystem:
                 raise
             try:
                 now = os.fstat(handle)
+                if stat.S_ISLNK(now.st_mode):  # swapped in since the stat: O_PATH opens it
+                    raise self._link(p)
                 if not stat.S_ISREG(now.st_mode):
                     raise self._special(p)
                 existing = now.st_size if mode == "append" else 0
