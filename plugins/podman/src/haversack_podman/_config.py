@@ -112,6 +112,13 @@ class SandboxConfig:
         default=64 * 1024,
         metadata={"description": "Bytes kept per stream (stdout, stderr); the rest is cut."},
     )
+    workspace_root: Path | None = field(
+        default=None,
+        metadata={
+            "description": "Directory holding per-session workspaces; None uses "
+            "<tempdir>/haversack-podman-<uid>/workspaces."
+        },
+    )
     workspace: Path | None = field(
         default=None,
         metadata={
@@ -119,13 +126,6 @@ class SandboxConfig:
             "temporary one: commands and file tools change it for real, a failed call is "
             "rolled back on it, and closing the sandbox never deletes it. A relative path "
             "resolves against the current directory."
-        },
-    )
-    workspace_root: Path | None = field(
-        default=None,
-        metadata={
-            "description": "Directory holding per-session workspaces; None uses "
-            "<tempdir>/haversack-podman-<uid>/workspaces."
         },
     )
 

@@ -51,15 +51,6 @@ class VfsConfig:
     context or the process's memory.
     """
 
-    workspace: Path | None = field(
-        default=None,
-        metadata={
-            "description": "A project directory the file tools work on for real instead of "
-            "the in-memory workspace: a successful call's changes land on disk, a failed "
-            "call's are rolled back on disk, and no path or symbolic link ever leads out of "
-            "it. A relative path resolves against the current directory."
-        },
-    )
     mounts: tuple[HostMount, ...] = field(
         default=(),
         metadata={
@@ -114,6 +105,15 @@ class VfsConfig:
     max_files: int = _positive("Most files the in-memory workspace holds.", DEFAULT_MAX_FILES)
     max_directories: int = _positive(
         "Most directories the in-memory workspace holds.", DEFAULT_MAX_DIRECTORIES
+    )
+    workspace: Path | None = field(
+        default=None,
+        metadata={
+            "description": "A project directory the file tools work on for real instead of "
+            "the in-memory workspace: a successful call's changes land on disk, a failed "
+            "call's are rolled back on disk, and no path or symbolic link ever leads out of "
+            "it. A relative path resolves against the current directory."
+        },
     )
 
     def __post_init__(self) -> None:
