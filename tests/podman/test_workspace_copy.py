@@ -95,3 +95,13 @@ def test_only_workspaces_this_process_created_are_removed(tmp_path):
     (users / "precious.txt").write_text("mine")
     remove_workspace(users)
     assert (users / "precious.txt").read_text() == "mine"
+
+
+def test_a_file_mount_lands_under_its_target_or_its_own_name(tmp_path):
+    single = tmp_path / "config.toml"
+    single.write_text("x = 1\n")
+    workspace = create_workspace(tmp_path / "ws-root", "ws", os.getuid(), os.getgid())
+    copy_into_workspace(workspace, {str(single): "etc/app.toml"}, os.getuid(), os.getgid())
+    copy_into_workspace(workspace, {str(single): ""}, os.getuid(), os.getgid())
+    assert (workspace / "etc" / "app.toml").read_text() == "x = 1\n"
+    assert (workspace / "config.toml").read_text() == "x = 1\n"

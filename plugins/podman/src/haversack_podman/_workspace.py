@@ -168,11 +168,10 @@ def _copy(source: str, dest: int, name: str | None) -> None:
         _warn(source, os.readlink(source))
         return
     if not stat.S_ISDIR(st.st_mode):
+        if not stat.S_ISREG(st.st_mode):
+            return  # a FIFO, socket or device is not workspace content
         if name is None:
-            raise PathNotFoundError(
-                f"Sandbox mount source {source!r} is a file; give it a file name as target.",
-                path=source,
-            )
+            name = os.path.basename(source)  # a file mounted at the root keeps its name
         with contextlib.suppress(FileNotFoundError):  # an existing target is replaced
             os.unlink(name, dir_fd=dest)
         _copy_file(source, None, dest, name, st)
