@@ -126,7 +126,7 @@ def copy_into_workspace(workspace: Path, mounts: Mapping[str, str], uid: int, gi
     or in the workspace, and special files are skipped.
     """
     for source, target in mounts.items():
-        if not os.path.lexists(source):
+        if not os.path.exists(source):  # a dangling link is missing too
             raise PathNotFoundError(
                 f"Sandbox mount source {source!r} does not exist on the host; fix "
                 "SandboxConfig.mounts.",
