@@ -20,10 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from haversack.filesystem import DirectorySnapshotter
+from haversack.filesystem import DirectoryFilesystem, DirectorySnapshotter
 from haversack_podman import (
     BUSYBOX_IMAGE,
-    HostFilesystem,
     Sandbox,
     SandboxConfig,
     get_service,
@@ -103,7 +102,7 @@ def exec_figures(quick: bool) -> dict[str, Times]:
     with tempfile.TemporaryDirectory() as tmp, _executor(Path(tmp)) as executor:
         sandbox = executor.resources.get(Sandbox)
         fs = executor.resources.get(haversack.Filesystem)
-        assert isinstance(fs, HostFilesystem)
+        assert isinstance(fs, DirectoryFilesystem)
         tool_true = _checked(executor, "true")
         tool_true()  # starts the container
         container = service.client.containers.get(sandbox.container_id)

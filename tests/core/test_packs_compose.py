@@ -359,3 +359,44 @@ def test_trace_prints_each_pack_hook_call(site, monkeypatch, capsys):
     assert "haversack trace: vfs: importing hvt_vfs_" in err
     assert "haversack trace: vfs.register_sections(register=<callback>)" in err
     assert "haversack trace: vfs.register_sections -> 1 registered: files" in err
+
+
+WORKSPACE_PACK = """
+from dataclasses import dataclass
+from pathlib import Path
+from haversack import MarkdownSection
+from haversack.hookspecs import hookimpl
+
+@dataclass(frozen=True)
+class Options:
+    workspace: Path | None = None
+
+@hookimpl
+def config_type():
+    return Options
+
+@hookimpl
+def register_sections(register, config):
+    register(MarkdownSection(title="W", key="w", template=f"workspace={config.workspace}"))
+"""
+
+PLAIN_PACK = """
+from haversack import MarkdownSection
+from haversack.hookspecs import hookimpl
+
+@hookimpl
+def register_sections(register):
+    register(MarkdownSection(title="P", key="p", template="plain"))
+"""
+
+
+def test_compose_workspace_reaches_every_pack_with_a_workspace_option(site, tmp_path):
+    """The core names no pack: ``workspace`` goes to each pack whose options declare it."""
+    site.add("withws", WORKSPACE_PACK)
+    site.add("plain", PLAIN_PACK)
+    project = tmp_path / "project"
+    project.mkdir()
+    text = compose(ns="t", key="k", workspace=project).render().text
+    assert f"workspace={project}" in text
+    assert "plain" in text  # a pack without the option composes as before
+    assert "workspace=None" in compose(ns="t", key="k").render().text

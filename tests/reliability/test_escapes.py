@@ -3,7 +3,9 @@ symlinks that point outside) and against the host mount configuration itself.
 
 Nothing outside the allowed roots may be read or written: a canary file outside them keeps
 its content, mtime and atime and its text never appears in a result; no file appears outside
-the roots. The sandbox workspace is attacked in ``test_sandbox_escapes.py`` (Podman).
+the roots. A workspace on a real directory is attacked by a process swapping one of its
+directories with a link to a host directory while every file operation runs (the swap race).
+The sandbox workspace is attacked in ``test_sandbox.py`` (Podman).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from haversack_vfs import HostMount, InMemoryFilesystem, load_host_mounts
 from ._canary import Canary, tree
 from ._harness import Harness, budget
 from ._hostile import GLOB_ATTACKS, PATH_ATTACKS
+from ._racer import OPERATIONS as RACE_OPERATIONS
+from ._racer import RACER, Racer, RaceSite
+from ._racer import attack as race_attack
 
 # Path-taking fields of the VFS tools: tool -> (field, other required arguments).
 PATH_FIELDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -247,3 +252,39 @@ def test_canary_detects_a_read(tmp_path: Path) -> None:
     assert canary.intact() == []
     canary.path.write_text("changed")
     assert any("changed" in p for p in canary.intact())
+
+
+# -- the swap race: a directory exchanged with a link to the host while the host works ----
+
+
+@pytest.mark.parametrize("openat2", [True, False], ids=["openat2", "walk"])
+@pytest.mark.parametrize("operation", sorted(RACE_OPERATIONS))
+def test_directory_swap_race(tmp_path: Path, figure, operation: str, openat2: bool) -> None:
+    """A process swaps ``d`` with a link to a host directory in a tight loop while the
+    host runs ``operation`` on paths under ``d``: the root-only canary there is never read,
+    never written, and nothing appears in the host directory."""
+    import sys
+
+    from haversack.filesystem import DirectoryFilesystem
+
+    fig = figure("escapes", f"swap race: {operation} ({'openat2' if openat2 else 'walk'})")
+    (tmp_path / "ws").mkdir()
+    site = RaceSite.plant(tmp_path / "ws", tmp_path / "host")
+    fs = DirectoryFilesystem(site.root, storage_parent=tmp_path, use_openat2=openat2)
+    attempts = budget(300, 5000)
+    racer = Racer([sys.executable, "-c", RACER, str(site.root / "d"), str(site.root / "s")])
+    try:
+        outcome = race_attack(fs, operation, attempts)
+    finally:
+        swaps = racer.stop()
+        fs.close()
+    fig.case(attempts)
+    fig.problems.extend(site.escapes(outcome.values, outcome.errors))
+    fig.note("attempts", attempts)
+    fig.note("succeeded", outcome.succeeded)
+    fig.note("refused", outcome.refused)
+    fig.note("refused: link met", outcome.links)
+    fig.note("swaps", swaps)
+    fig.note("escapes", len(fig.problems))
+    fig.check(swaps > 0, "the racer never swapped: the race was not exercised")
+    fig.assert_clean()

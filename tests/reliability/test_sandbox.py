@@ -3,7 +3,7 @@
 - hostile arguments for the sandbox tools (``shell_execute``, ``evaluate_python``), a small
   budget, with the same checks as every other tool;
 - path escapes against the sandbox workspace, which the VFS tools then reach on the host
-  disk (``HostFilesystem``): symlinks planted in the workspace and in host mounts, and the
+  disk (``DirectoryFilesystem``): symlinks planted in the workspace and in host mounts, and the
   path corpus; a canary outside must stay unread and untouched;
 - abuse: fork bomb, memory hog, disk filler, runaway loop, network, writes outside
   /workspace: each contained, reported with a message, and the next command works;
@@ -336,3 +336,71 @@ def test_sandbox_leaves_nothing(podman_service: Any, tmp_path: Path, figure) -> 
             if b"system\0service" in cmdline and f"/{pid}-service-".encode() in cmdline:
                 fig.problem(f"podman service process {proc.name} of pid {pid} still runs")
     fig.assert_clean()
+
+
+def test_sandbox_swap_race(podman_service: Any, tmp_path: Path, figure) -> None:
+    """A process in the container swaps a workspace directory with a link to a host
+    directory in a tight loop while the host runs every file operation through the Podman
+    pack (the read-only tools through the executor, the others on the pack's bound
+    filesystem): the root-only canary there is never read or written, nothing appears in the
+    host directory, no host name shows up in a result."""
+    from haversack import Filesystem
+    from haversack_podman import Sandbox, podman_binary, podman_env
+
+    from ._racer import OPERATIONS, RACER, Racer, RaceSite, attack
+
+    h = _harness(tmp_path)
+    sandbox = h.executor.resources.get(Sandbox)
+    fs = h.executor.resources.get(Filesystem)  # type: ignore[type-abstract]
+    host = tmp_path / "host"
+    site = RaceSite.plant(sandbox.workspace, host, owner=(sandbox.config.uid, sandbox.config.gid))
+    h.ok("shell_execute", {"command": "ls -l d s"})  # the container runs; the link dangles in it
+    racer = Racer(
+        [
+            podman_binary(),
+            "exec",
+            "-i",
+            sandbox.name,
+            "python3",
+            "-c",
+            RACER,
+            "/workspace/d",
+            "/workspace/s",
+        ],
+        env=podman_env(),
+    )
+    attempts = budget(150, 3000)
+    figures = {}
+    tools = {
+        "read_file tool": ("read_file", {"path": "d/canary.txt"}),
+        "ls tool": ("ls", {"path": "d"}),
+        "glob tool": ("glob", {"pattern": "**", "path": "d"}),
+        "grep tool": ("grep", {"pattern": ".", "path": "d"}),
+    }
+    try:
+        for operation in sorted(OPERATIONS):
+            fig = figures[operation] = figure("escapes", f"sandbox swap race: {operation}")
+            outcome = attack(fs, operation, attempts)
+            fig.case(attempts)
+            fig.problems.extend(site.escapes(outcome.values, outcome.errors))
+            fig.note("succeeded", outcome.succeeded)
+            fig.note("refused: link met", outcome.links)
+        for label, (tool, arguments) in tools.items():
+            fig = figures[label] = figure("escapes", f"sandbox swap race: {label}")
+            values: list[str] = []
+            errors: list[str] = []
+            for _ in range(attempts):
+                fig.case()
+                result = h.executor.execute(tool, arguments)
+                (values if result.success else errors).append(result.render())
+            fig.problems.extend(site.escapes(values, errors))
+            fig.note("succeeded", len(values))
+    finally:
+        swaps = racer.stop()
+        h.close()
+    for fig in figures.values():
+        fig.note("swaps (whole run)", swaps)
+        fig.note("escapes", len(fig.problems))
+        fig.check(swaps > 0, "the racer never swapped: the race was not exercised")
+    for fig in figures.values():
+        fig.assert_clean()

@@ -41,3 +41,36 @@ def test_serve_exposes_the_planning_pack_with_its_policy():
             assert "Ship it" in read_back.content[0].text
 
     anyio.run(scenario)
+
+
+def test_serve_with_a_workspace_lets_the_client_edit_the_project(tmp_path):
+    """Launched the way desktop clients launch servers (cwd ``/``), with ``--workspace``:
+    the model's edits land in the user's project, and a rejected edit changes nothing."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "app.py").write_text("answer = 41\n")
+    params = _params("vfs")
+    params.args += ["--workspace", str(project)]
+    params.cwd = "/"
+
+    async def scenario():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            shown = await client.call_tool("read_file", {"path": "app.py"})
+            assert "answer = 41" in shown.content[0].text
+            edited = await client.call_tool(
+                "edit_file", {"path": "app.py", "old_string": "41", "new_string": "42"}
+            )
+            assert not edited.is_error, edited.content[0].text
+            missing = await client.call_tool(
+                "edit_file", {"path": "app.py", "old_string": "nope", "new_string": "x"}
+            )
+            assert missing.is_error
+            made = await client.call_tool(
+                "write_file", {"path": "docs/notes.md", "content": "# Notes\n"}
+            )
+            assert not made.is_error, made.content[0].text
+
+    anyio.run(scenario)
+    assert (project / "app.py").read_text() == "answer = 42\n"
+    assert (project / "docs" / "notes.md").read_text() == "# Notes\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,8 @@ class _Rules:
     configured: frozenset[str]
     #: Per-pack import budget in seconds (listing commands), ``None`` to wait.
     budget: float | None = None
+    #: A project directory for every pack whose options have a ``workspace`` field.
+    workspace: str | None = None
 
     def named(self, candidate: Candidate) -> bool:
         return candidate.name in self.configured or self.selection.names(candidate)
@@ -87,6 +90,7 @@ def run(
     tokens: bool = False,
     user_errors: bool = False,
     import_budget: float | None = None,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> Outcome:
     """Discover, select, check and (when ``load``) import packs and collect contributions.
 
@@ -112,7 +116,14 @@ def run(
     problems += option_problems
     if (strict or user_errors) and problems:
         raise PackConfigError(problems[0] + _more(len(problems) - 1))
-    rules = _Rules(strict, user_errors, selection, frozenset(options), import_budget)
+    rules = _Rules(
+        strict,
+        user_errors,
+        selection,
+        frozenset(options),
+        import_budget,
+        None if workspace is None else os.path.abspath(workspace),
+    )
     infos: dict[str, PackInfo] = {}
     conflicts: list[Conflict] = []
     loadable: list[Candidate] = []
@@ -240,7 +251,7 @@ def _load(
         pack_options = options.get(contribution.name, PackOptions())
         try:
             with watching(f"running the hooks of {contribution.label}"):
-                collect(pm, contribution, pack_options, tracer)
+                collect(pm, contribution, pack_options, tracer, workspace=rules.workspace)
             removed = filter_tools(contribution, pack_options)
             apply_names(contribution, pack_options)
             check_internal(contribution)
@@ -405,6 +416,7 @@ def discover(
     config: Mapping[str, Mapping[str, Any]] | None = None,
     config_file: str | Path | None = None,
     import_budget: float | None = None,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> PackReport:
     """List installed packs; with ``load=True`` also import them and report contributions.
 
@@ -414,7 +426,8 @@ def discover(
     statuses, the names each pack contributes, token estimates (and the tokens saved by
     ``tools``/``exclude_tools``) and cross-pack conflicts. Never raises for a pack's
     problem: everything is in the report. ``import_budget`` (seconds) stops waiting for a
-    pack whose import has not returned by then and reports it ``timed-out``.
+    pack whose import has not returned by then and reports it ``timed-out``. ``workspace``
+    is as for :func:`compose`.
     """
     return run(
         load=load,
@@ -425,6 +438,7 @@ def discover(
         strict=False,
         tokens=load,
         import_budget=import_budget,
+        workspace=workspace,
     ).report
 
 
@@ -441,6 +455,7 @@ def compose(
     policies: Sequence[ToolPolicy] = (),
     resources: ResourceRegistry | Mapping[type, object] | None = None,
     import_budget: float | None = None,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> Prompt:
     """Build a :class:`~haversack.Prompt` from your sections plus every selected pack.
 
@@ -463,6 +478,10 @@ def compose(
     garbage or is incompatible is left out and logged (``haversack.packs`` logger); with
     ``strict=True`` (or ``HAVERSACK_STRICT=1``) it raises too. ``import_budget`` (seconds)
     gives up on a pack whose import has not returned by then (as a broken pack).
+
+    ``workspace`` is a project directory for the file tools (and a sandbox) to work on for
+    real: it becomes the ``workspace`` option of every loaded pack whose options have such a
+    field (over what a config file says), so the core needs to know no pack by name.
     """
     from haversack._builtin import CallerContributions
     from haversack._prompt import Prompt
@@ -479,6 +498,7 @@ def compose(
         caller=caller,
         user_errors=True,
         import_budget=import_budget,
+        workspace=workspace,
     )
     for info in outcome.report.packs:
         if info.status in FAILED:

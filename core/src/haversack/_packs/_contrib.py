@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,10 @@ class Contribution:
     builtin: bool = False
 
 
+def _has_field(config_type: type[Any], name: str) -> bool:
+    return any(f.name == name for f in dataclasses.fields(config_type))
+
+
 def _expected() -> dict[str, tuple[str, type, str]]:
     from haversack._policy import ToolPolicy
     from haversack._resources import Binding
@@ -63,6 +68,8 @@ def collect(
     contribution: Contribution,
     options: PackOptions,
     tracer: Tracer,
+    *,
+    workspace: str | None = None,
 ) -> Contribution:
     """Run ``config_type`` then each registration hook of one contributor, in hook order.
 
@@ -82,6 +89,8 @@ def collect(
         config_type = check_config_type(
             name, label, _call(config_impl, {}, name, label, tracer, "config_type", returns=True)
         )
+    if workspace is not None and config_type is not None and _has_field(config_type, "workspace"):
+        options = dataclasses.replace(options, own={**options.own, "workspace": workspace})
     config = parse_options(name, config_type, options)
     expected = _expected()
     for hook in HOOKS[1:]:

@@ -8,14 +8,21 @@ from typing import TYPE_CHECKING, TypedDict
 if TYPE_CHECKING:
     from haversack._prompt import Prompt
 
-__all__ = ["NS", "add_common", "compose_from", "require_resources", "selection_kwargs"]
+__all__ = [
+    "NS",
+    "add_common",
+    "compose_from",
+    "require_resources",
+    "selection_kwargs",
+]
 
 #: The namespace and key of the prompt the CLI composes.
 NS, KEY = "haversack", "cli"
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
-    """``--pack/-p`` (repeatable allowlist), ``--disable``, ``--strict``, ``--config``."""
+    """``--pack/-p`` (repeatable allowlist), ``--disable``, ``--strict``, ``--config``,
+    ``--workspace``."""
     group = parser.add_argument_group("pack selection")
     group.add_argument(
         "-p",
@@ -44,6 +51,11 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         help="pyproject.toml or haversack.toml to read (default: $HAVERSACK_CONFIG, else the "
         "nearest one from the working directory up); relative paths in it are relative to it",
     )
+    group.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="let the file tools (and the sandbox) work on this project directory for real",
+    )
 
 
 if TYPE_CHECKING:
@@ -54,11 +66,17 @@ if TYPE_CHECKING:
         packs: list[str] | None
         exclude: tuple[str, ...]
         config_file: str | None
+        workspace: str | None
 
 
 def selection_kwargs(args: argparse.Namespace) -> SelectionKwargs:
     """The keyword arguments of ``compose``/``discover`` the common options map to."""
-    return {"packs": args.packs, "exclude": tuple(args.disable), "config_file": args.config}
+    return {
+        "packs": args.packs,
+        "exclude": tuple(args.disable),
+        "config_file": args.config,
+        "workspace": getattr(args, "workspace", None),
+    }
 
 
 def compose_from(args: argparse.Namespace, *, import_budget: float | None = None) -> Prompt:

@@ -3,8 +3,10 @@
 One home for the protocol (:class:`Filesystem`, :class:`Snapshottable` and their value types),
 path normalisation, the glob dialect, the text helpers (line windows, UTF-8 sizes, exact
 replacement), grep over texts, the write-mode and name rules and the wording of their errors.
-The in-memory workspace of ``haversack-vfs`` and the sandbox workspace of ``haversack-podman``
-both implement it with these helpers, so they behave and word their errors alike.
+The in-memory workspace of ``haversack-vfs`` and :class:`DirectoryFilesystem` (a host
+directory, resolved beneath a handle on its root without following links: the sandbox's
+workspace and a user's project directory) both implement it with these helpers, so they behave
+and word their errors alike.
 
 Names are imported on first use (PEP 562).
 """
@@ -17,6 +19,7 @@ from haversack.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._beneath import Beneath
+    from ._directory import DirectoryFilesystem
     from ._glob import GlobMatcher, compile_glob
     from ._grep import GrepPattern, compile_grep_pattern, grep_texts
     from ._paths import MAX_PATH_DEPTH, MAX_SEGMENT_LENGTH, WORKSPACE_MOUNT, normalize_path
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "remove_tree": "._remove",
+    "DirectoryFilesystem": "._directory",
     "DirectorySnapshot": "._snapshot",
     "DirectorySnapshotter": "._snapshot",
     "default_storage_parent": "._snapshot",
@@ -101,6 +105,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Beneath",
     "DEFAULT_MAX_FILE_BYTES",
+    "DirectoryFilesystem",
     "DirectorySnapshot",
     "DirectorySnapshotter",
     "EntryKind",

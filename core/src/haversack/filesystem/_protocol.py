@@ -16,13 +16,15 @@ __all__ = [
     "WriteMode",
 ]
 
-EntryKind = Literal["file", "directory"]
+#: ``link`` only on a workspace over a real directory: a symbolic link, listed for what it
+#: is and never followed.
+EntryKind = Literal["file", "directory", "link"]
 WriteMode = Literal["create", "overwrite", "append"]
 
 
 @dataclass(frozen=True, slots=True)
 class FileStat:
-    """One entry: its normalised path, its kind and, for files, its size in UTF-8 bytes."""
+    """One entry: its normalised path, its kind and, for files, its size in bytes."""
 
     path: str
     kind: EntryKind

@@ -18,9 +18,7 @@ if TYPE_CHECKING:
         SandboxError,
         SandboxImageMissingError,
         SandboxUnavailableError,
-        WorkspaceEscapeError,
     )
-    from ._hostfs import DEFAULT_MAX_FILE_BYTES, HostFilesystem
     from ._images import IMAGE_LABEL, ImageBuild, build_images, image_exists
     from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
     from ._params import EvaluatePythonParams, ShellExecuteParams
@@ -35,10 +33,8 @@ _EXPORTS: dict[str, str] = {
     "BUSYBOX_IMAGE": "._config",
     "CleanupReport": "._cleanup",
     "CommandResult": "._results",
-    "DEFAULT_MAX_FILE_BYTES": "._hostfs",
     "EvaluatePythonParams": "._params",
     "ExecResult": "._sandbox",
-    "HostFilesystem": "._hostfs",
     "IMAGE_LABEL": "._images",
     "ImageBuild": "._images",
     "MAX_COMMAND_CHARS": "._tools",
@@ -56,7 +52,6 @@ _EXPORTS: dict[str, str] = {
     "SandboxUnavailableError": "._errors",
     "ShellExecuteParams": "._params",
     "TOOL_NAMES": "._tools",
-    "WorkspaceEscapeError": "._errors",
     "build_images": "._images",
     "cleanup": "._cleanup",
     "containers_conf_text": "._containers_conf",
@@ -76,10 +71,8 @@ __all__ = [
     "BUSYBOX_IMAGE",
     "CleanupReport",
     "CommandResult",
-    "DEFAULT_MAX_FILE_BYTES",
     "EvaluatePythonParams",
     "ExecResult",
-    "HostFilesystem",
     "IMAGE_LABEL",
     "ImageBuild",
     "MAX_COMMAND_CHARS",
@@ -97,7 +90,6 @@ __all__ = [
     "SandboxUnavailableError",
     "ShellExecuteParams",
     "TOOL_NAMES",
-    "WorkspaceEscapeError",
     "build_images",
     "cleanup",
     "containers_conf_text",

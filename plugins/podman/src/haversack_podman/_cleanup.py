@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from haversack.filesystem import remove_tree
 
 from ._containers_conf import podman_env
 from ._labels import PID_LABEL, SANDBOX_LABEL
@@ -103,6 +104,7 @@ def cleanup(*, include_live: bool = False) -> CleanupReport:
                 and pid != os.getpid()
                 and _orphan(pid, include_live)
             ):
-                shutil.rmtree(child, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    remove_tree(child)  # iterative and link-safe: a workspace is hostile
                 removed_dirs += 1
     return CleanupReport(len(ids), removed_dirs, len(services))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,18 @@ def parse_bytes(text: str) -> int:
     return int(number) * _UNITS[unit]
 
 
+def _default_user(workspace: Path | None) -> str:
+    """``1000:1000``, or who owns ``workspace``: with a user's directory the container runs
+    as its owner, so new files are theirs and no existing file is ever chowned. Rootless
+    Podman maps container root to the invoking user, so there ``0:0`` is that owner."""
+    if workspace is None or not workspace.is_dir():
+        return "1000:1000"
+    st = workspace.stat()
+    if os.geteuid() != 0 and st.st_uid == os.geteuid():
+        return "0:0"
+    return f"{st.st_uid}:{st.st_gid}"
+
+
 def _frozen_env(env: Mapping[str, str]) -> Mapping[str, str]:
     return MappingProxyType(dict(env))
 
@@ -59,8 +72,11 @@ class SandboxConfig:
         metadata={"description": "Podman network mode; 'none' leaves only loopback."},
     )
     user: str = field(
-        default="1000:1000",
-        metadata={"description": "uid:gid commands run as; the workspace is owned by it."},
+        default="",
+        metadata={
+            "description": "uid:gid commands run as; empty: 1000:1000, or with a workspace "
+            "directory, its owner's uid:gid (so the user's files are never chowned)."
+        },
     )
     read_only: bool = field(
         default=True, metadata={"description": "Mount the image's root filesystem read-only."}
@@ -103,11 +119,34 @@ class SandboxConfig:
             "<tempdir>/haversack-podman-<uid>/workspaces."
         },
     )
+    workspace: Path | None = field(
+        default=None,
+        metadata={
+            "description": "A project directory to bind-mount at /workspace instead of a new "
+            "temporary one: commands and file tools change it for real, a failed call is "
+            "rolled back on it, and closing the sandbox never deletes it. A relative path "
+            "resolves against the current directory."
+        },
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", _frozen_env(self.env))
         object.__setattr__(self, "mounts", MappingProxyType(dict(self.mounts)))
         problems: list[str] = []
+        if self.workspace is not None:
+            # A relative path from a config file was already joined to its directory by the
+            # core (a Path-typed option); one given in code is relative to the working dir.
+            workspace = Path(self.workspace).absolute()
+            object.__setattr__(self, "workspace", workspace)
+            if not workspace.is_dir():
+                problems.append(f"workspace {str(workspace)!r} is not an existing directory")
+            if self.mounts:
+                problems.append(
+                    "mounts are copied into a new workspace and cannot be combined with a "
+                    "workspace directory (the user's files would be overwritten); drop one"
+                )
+        if not self.user:
+            object.__setattr__(self, "user", _default_user(self.workspace))
         if not self.image.strip():
             problems.append("image must not be empty")
         if not (math.isfinite(self.cpus) and self.cpus > 0):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from haversack.errors import FilesystemError, HaversackError
+from haversack.errors import HaversackError
 
 __all__ = [
     "SandboxError",
     "SandboxImageMissingError",
     "SandboxUnavailableError",
-    "WorkspaceEscapeError",
 ]
 
 
@@ -22,7 +21,3 @@ class SandboxUnavailableError(SandboxError):
 
 class SandboxImageMissingError(SandboxUnavailableError):
     """The configured image is not in the local store (images are never pulled)."""
-
-
-class WorkspaceEscapeError(FilesystemError):
-    """A path resolves (through a symbolic link) to somewhere outside the workspace."""

@@ -10,7 +10,7 @@ from ._config import SandboxConfig
 from ._sandbox import Sandbox
 
 if TYPE_CHECKING:
-    from ._hostfs import HostFilesystem
+    from haversack.filesystem import DirectoryFilesystem
 
 __all__ = ["sandbox_bindings"]
 
@@ -30,18 +30,25 @@ class _SandboxFactory:
         return f"haversack_podman sandbox ({self.config.image})"
 
 
-def _workspace(resolver: ResourceResolver) -> HostFilesystem:
-    # Imported here: registering the bindings must not load the host filesystem (and vfs).
-    from ._hostfs import HostFilesystem
+def _workspace(resolver: ResourceResolver) -> DirectoryFilesystem:
+    # Imported here: registering the bindings must not load the filesystem.
+    from haversack.filesystem import DirectoryFilesystem
+
+    from ._runtime_dir import snapshots_dir
 
     sandbox = resolver.get(Sandbox)
-    return HostFilesystem(sandbox.workspace, uid=sandbox.config.uid, gid=sandbox.config.gid)
+    return DirectoryFilesystem(
+        sandbox.workspace,
+        owner=(sandbox.config.uid, sandbox.config.gid),
+        storage_parent=snapshots_dir(),
+        guard=None,  # TODO(lead): guard=sandbox.quiesced
+    )
 
 
 def sandbox_bindings(config: SandboxConfig | None = None) -> tuple[Binding[Any], ...]:
     """``Sandbox`` (singleton, closed with the resources: container and workspace removed)
     and ``Filesystem`` (non-default, so it replaces the VFS pack's in-memory workspace) as
-    the sandbox's :class:`HostFilesystem`."""
+    the sandbox's workspace directory as a :class:`haversack.filesystem.DirectoryFilesystem`."""
     cfg = config if config is not None else SandboxConfig()
     return (
         Binding(Sandbox, _SandboxFactory(cfg)),

@@ -122,29 +122,20 @@ class Sandbox:
         import uuid  # uuid imports platform: not worth it before a sandbox is made
 
         from . import _containers_conf, _service  # noqa: F401
-        from ._runtime_dir import workspaces_dir
-        from ._workspace import copy_into_workspace, create_workspace
+        from ._workspace import open_workspace
 
         self.config = config or SandboxConfig()
         self.id = uuid.uuid4().hex
         self.name = f"haversack-{self.id[:16]}"
-        parent = self.config.workspace_root or workspaces_dir()
-        self.workspace = create_workspace(
-            parent, f"{os.getpid()}-{self.id[:16]}", self.config.uid, self.config.gid
-        )
+        # A new directory with the mounts copied in, or the user's own directory as it is
+        # (which teardown never removes: remove_workspace only removes what it created).
+        self.workspace = open_workspace(self.config, f"{os.getpid()}-{self.id[:16]}")
         self._state = _State(self.config.connection_url, self.workspace, self.name)
         self._service = service
         self._lock = threading.RLock()
         self._baseline: frozenset[int] = frozenset()
         self._init_pid = 0
         self._finalizer = weakref.finalize(self, _teardown, self._state, None)
-        try:
-            copy_into_workspace(
-                self.workspace, self.config.mounts, self.config.uid, self.config.gid
-            )
-        except BaseException:
-            self.close()
-            raise
 
     # ------------------------------------------------------------------ lifecycle
     @property

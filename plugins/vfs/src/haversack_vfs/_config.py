@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final
 
 from ._limits import (
@@ -94,7 +95,8 @@ class VfsConfig:
         DEFAULT_MAX_LIST_ENTRIES,
     )
     max_file_bytes: int = _positive(
-        "Largest single file of the in-memory workspace, in UTF-8 bytes.", DEFAULT_MAX_FILE_BYTES
+        "Largest single file the workspace reads or writes, in UTF-8 bytes.",
+        DEFAULT_MAX_FILE_BYTES,
     )
     max_total_bytes: int = _positive(
         "Most UTF-8 bytes the in-memory workspace holds across all files.",
@@ -103,6 +105,15 @@ class VfsConfig:
     max_files: int = _positive("Most files the in-memory workspace holds.", DEFAULT_MAX_FILES)
     max_directories: int = _positive(
         "Most directories the in-memory workspace holds.", DEFAULT_MAX_DIRECTORIES
+    )
+    workspace: Path | None = field(
+        default=None,
+        metadata={
+            "description": "A project directory the file tools work on for real instead of "
+            "the in-memory workspace: a successful call's changes land on disk, a failed "
+            "call's are rolled back on disk, and no path or symbolic link ever leads out of "
+            "it. A relative path resolves against the current directory."
+        },
     )
 
     def __post_init__(self) -> None:
@@ -131,6 +142,21 @@ class VfsConfig:
                 raise ValueError(
                     f"max_bytes of mount {mount.host_path!r} must be a non-negative integer, "
                     f"got {mount.max_bytes!r}"
+                )
+        if self.workspace is not None:
+            # A relative path from a config file was already joined to its directory by the
+            # core (a Path-typed option); one given in code is relative to the working dir.
+            workspace = Path(self.workspace).absolute()
+            object.__setattr__(self, "workspace", workspace)
+            if not workspace.is_dir():
+                raise ValueError(
+                    f"workspace {str(workspace)!r} is not an existing directory; create it or "
+                    "name the project directory the file tools should work on"
+                )
+            if self.mounts:
+                raise ValueError(
+                    "mounts copy host files into the in-memory workspace and cannot be combined "
+                    "with a workspace directory; drop one of them"
                 )
         if self.mounts and not self.allowed_host_roots:
             raise ValueError(

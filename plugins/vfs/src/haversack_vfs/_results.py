@@ -93,13 +93,18 @@ class ListEntry:
     """One entry of a directory."""
 
     name: str = field(metadata={"description": "Entry name (no directory part)."})
-    kind: Literal["file", "directory"] = field(metadata={"description": "file or directory."})
+    kind: Literal["file", "directory", "link"] = field(
+        metadata={"description": "file, directory or link (a symbolic link, never followed)."}
+    )
     size: int = field(default=0, metadata={"description": "Size in UTF-8 bytes (files)."})
 
     def render(self) -> str:
-        """``name/`` for a directory, ``name (N bytes)`` for a file."""
+        """``name/`` for a directory, ``name (N bytes)`` for a file, ``name@ (symbolic link)``
+        for a link."""
         if self.kind == "directory":
             return f"{self.name}/"
+        if self.kind == "link":
+            return f"{self.name}@ (symbolic link, not followed)"
         return f"{self.name} ({self.size} bytes)"
 
 

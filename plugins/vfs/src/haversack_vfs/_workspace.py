@@ -1,4 +1,5 @@
-"""The workspace resource: an ``InMemoryFilesystem`` loaded with the configured host mounts."""
+"""The workspace resource: an ``InMemoryFilesystem`` loaded with the configured host mounts,
+or a ``DirectoryFilesystem`` over the project directory the user named."""
 
 from __future__ import annotations
 
@@ -9,23 +10,31 @@ from haversack import Binding, Filesystem, ResourceResolver
 from ._config import VfsConfig
 
 if TYPE_CHECKING:
+    from haversack.filesystem import DirectoryFilesystem
+
     from ._memory import InMemoryFilesystem
 
 __all__ = ["build_workspace", "workspace_binding"]
 
 
-def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem:
-    """A fresh in-memory workspace with ``config``'s limits and host mounts loaded.
+def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem | DirectoryFilesystem:
+    """A fresh workspace for ``config``: the project directory ``config.workspace`` (the
+    executor snapshots it before each mutating call and restores it on disk when the call
+    fails), else an in-memory workspace with ``config``'s limits and host mounts loaded.
 
     Raises :class:`~haversack.errors.PackConfigError` for a mount outside the allowed roots
     (or missing) and :class:`~haversack.errors.FilesystemLimitError` for a mount over its
     byte budget.
     """
+    cfg = config if config is not None else VfsConfig()
+    if cfg.workspace is not None:
+        from haversack.filesystem import DirectoryFilesystem
+
+        return DirectoryFilesystem(cfg.workspace, max_file_bytes=cfg.max_file_bytes)
     # Imported here: registering the binding must not load the filesystem (immutables, re2).
     from ._memory import InMemoryFilesystem
     from ._mounts import load_host_mounts
 
-    cfg = config if config is not None else VfsConfig()
     fs = InMemoryFilesystem(
         max_file_bytes=cfg.max_file_bytes,
         max_total_bytes=cfg.max_total_bytes,
@@ -45,10 +54,12 @@ class _Factory:
     def __init__(self, config: VfsConfig) -> None:
         self.config = config
 
-    def __call__(self, resolver: ResourceResolver) -> InMemoryFilesystem:
+    def __call__(self, resolver: ResourceResolver) -> InMemoryFilesystem | DirectoryFilesystem:
         return build_workspace(self.config)
 
     def __repr__(self) -> str:
+        if self.config.workspace is not None:
+            return f"haversack_vfs workspace (directory {self.config.workspace})"
         return f"haversack_vfs workspace ({len(self.config.mounts)} mount(s))"
 
 
