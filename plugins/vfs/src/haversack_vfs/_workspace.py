@@ -22,6 +22,8 @@ def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem:
     byte budget.
     """
     # Imported here: registering the binding must not load the filesystem (immutables, re2).
+    from haversack.filesystem import GrepBudget
+
     from ._memory import InMemoryFilesystem
     from ._mounts import load_host_mounts
 
@@ -31,6 +33,8 @@ def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem:
         max_total_bytes=cfg.max_total_bytes,
         max_files=cfg.max_files,
         max_directories=cfg.max_directories,
+        grep_budget=GrepBudget(max_scan_bytes=cfg.grep_scan_bytes, max_seconds=cfg.grep_seconds),
+        max_pattern_chars=cfg.max_pattern_chars,
     )
     if cfg.mounts:
         load_host_mounts(fs, cfg.mounts, allowed_roots=cfg.allowed_host_roots)
