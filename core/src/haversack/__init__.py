@@ -18,7 +18,7 @@ from .lazy import lazy_exports
 if TYPE_CHECKING:
     from ._context import ResourceLookup, ToolContext
     from ._deadline import Deadline
-    from ._events import CallOutcome, ToolInvoked
+    from ._events import CallOutcome, ToolInvoked, ToolLog
     from ._executor import ToolExecutor
     from ._markdown import MarkdownSection
     from ._packs import Conflict, PackInfo, PackReport, PackStatus, compose, discover
@@ -130,6 +130,7 @@ _EXPORTS: dict[str, str] = {
     "ToolExecutor": "._executor",
     "ToolHandler": "._tool",
     "ToolInvoked": "._events",
+    "ToolLog": "._events",
     "ToolPolicy": "._policy",
     "ToolResult": "._result",
     "ToolValidationError": ".errors",
@@ -195,6 +196,7 @@ __all__ = [
     "ToolExecutor",
     "ToolHandler",
     "ToolInvoked",
+    "ToolLog",
     "ToolPolicy",
     "ToolResult",
     "ToolValidationError",

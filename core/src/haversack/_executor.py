@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import serde
 from ._context import ToolContext
-from ._events import CallOutcome, ToolInvoked
+from ._events import CallOutcome, ToolInvoked, ToolLog
 from ._result import ToolResult
 from ._turn import Turns
 from .errors import HaversackError, PromptEvaluationError, ToolValidationError
@@ -94,6 +94,9 @@ class ToolExecutor:
     ``resources`` may be live resources the caller manages, or ``None`` to open the
     prompt's own registry; resources the executor opened are closed by :meth:`close`
     (or by leaving the executor's ``with`` block).
+
+    ``log`` says how much of each call the session's ``ToolInvoked`` log keeps
+    (default :class:`ToolLog`: the newest 1,000 calls, each as a bounded preview).
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class ToolExecutor:
         session: Session,
         resources: Resources | ResourceRegistry | None = None,
         deadline: Deadline | None = None,
+        log: ToolLog | None = None,
     ) -> None:
         from ._resources import ResourceRegistry
 
@@ -127,7 +131,8 @@ class ToolExecutor:
             unique.setdefault(id(policy), policy)
         self._recorders: tuple[ToolPolicy, ...] = tuple(unique.values())
         self._turns = Turns(f"the executor of prompt {self.prompt.ns}/{self.prompt.key}")
-        session.register_log(ToolInvoked)
+        # Bounded by default (the newest calls, previews): a long session's memory stays flat.
+        (log if log is not None else ToolLog()).install(session)
 
     def _snapshottables(self) -> tuple[Snapshottable, ...]:
         fixed = self._fixed_snapshottables
