@@ -82,7 +82,7 @@ def line_window(text: str, offset: int, limit: int | None) -> tuple[str, int]:
 
 
 #: Characters counted per step when looking for the n-th line (one C-level count each).
-_BLOCK: Final = 1 << 16
+_BLOCK: Final = 1 << 13
 
 
 def _line_start(text: str, line: int, pos: int = 0, at: int = 0) -> int:
