@@ -120,9 +120,10 @@ def test_glob_pattern_length_is_capped() -> None:
     assert compile_glob("a" * 200 + "*", max_chars=300).match("a" * 200 + "b")
 
 
-def test_plain_text_patterns_skip_the_regex_engine() -> None:
-    assert compile_grep_pattern("hello world").is_literal
-    assert not compile_grep_pattern("hello.world").is_literal
+def test_long_plain_text_patterns_skip_the_regex_engine() -> None:
+    assert compile_grep_pattern("hello world, " * 3).is_literal
+    assert not compile_grep_pattern("hello world").is_literal  # short: RE2's DFA is faster
+    assert not compile_grep_pattern("hello.world, " * 3).is_literal
     # The case the issue timed at 44 s on RE2: a long literal that matches a long line.
     line = "a" * 100_000
     found = grep_texts(compile_grep_pattern(line, max_chars=100_000), [("f", line + "\n")])

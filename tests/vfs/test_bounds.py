@@ -6,8 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from haversack_vfs import VfsConfig
-from haversack_vfs._config import MAXIMA
+from haversack_vfs import CONFIG_MAXIMA, VfsConfig
 
 from ._workspace import Workspace
 
@@ -73,7 +72,7 @@ def test_grep_reports_skipped_long_lines(make_ws: Callable[..., Workspace]) -> N
 
 
 def test_every_limit_has_a_maximum() -> None:
-    for name, top in MAXIMA.items():
+    for name, top in CONFIG_MAXIMA.items():
         value = top + 1 if isinstance(top, int) else top * 2
         with pytest.raises(ValueError, match=name):
             VfsConfig(**{name: value})

@@ -88,14 +88,22 @@ class ToolInvoked:
         """
         rendered = self.rendered
         result = self.result
-        arguments_small = _within(self.arguments, preview_chars)
-        value_small = _within(result.value, preview_chars)
-        if (
-            arguments_small
-            and value_small
-            and len(rendered) <= preview_chars
-            and len(result.message) <= preview_chars
-        ):
+        arguments = self.arguments
+        arguments_small = (
+            len(arguments) <= preview_chars
+            if type(arguments) is str
+            else _within(arguments, preview_chars)
+        )
+        small = len(rendered) <= preview_chars and len(result.message) <= preview_chars
+        value = result.value
+        # A value rendered as JSON is all in ``rendered``, so a short text proves it small;
+        # one with its own render() (or kept out of the text) may hide data: walk it.
+        value_small = (
+            value is None
+            or (small and not result.exclude_value_from_context and _shown_whole(type(value)))
+            or _within(value, preview_chars)
+        )
+        if small and arguments_small and value_small:
             return self
         kept = ToolResult(
             message=_cut(result.message, preview_chars),
@@ -201,19 +209,27 @@ def _within(value: object, budget: int) -> bool:
     Walks strings, bytes, containers and dataclasses, stopping as soon as the count passes
     ``budget``: the cost is O(budget), whatever the value's size (cycles included).
     """
-    if value is None:
+    kind = type(value)
+    if value is None or kind in _SCALARS:
         return True
-    if isinstance(value, str | bytes):
-        return len(value) <= budget
+    if kind is str or kind is bytes:
+        return len(value) <= budget  # type: ignore[arg-type]
     used = 0
     stack = [value]
     while stack:
         item = stack.pop()
+        kind = type(item)
         used += 8  # every object costs something, so cycles end too
-        if item is None or isinstance(item, bool | int | float):
+        names = _FIELD_NAMES.get(kind)
+        if names is None:
+            names = _field_names(kind)
+        if names:  # a dataclass (the usual result value): its fields
+            for name in names:
+                stack.append(getattr(item, name))
+        elif kind is str or kind is bytes or kind is bytearray:
+            used += len(item)  # type: ignore[arg-type]
+        elif item is None or kind in _SCALARS:
             pass
-        elif isinstance(item, str | bytes):
-            used += len(item)
         elif isinstance(item, Mapping):
             used += 16 * len(item)
             if used <= budget:
@@ -224,10 +240,36 @@ def _within(value: object, budget: int) -> bool:
             used += 8 * len(item)
             if used <= budget:
                 stack.extend(item)
-        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
         else:
             used += 56  # an object of unknown size: counted as a small one
         if used > budget:
             return False
     return True
+
+
+_SCALARS: Final = frozenset({bool, int, float, complex})
+# Per value type: does render_value show all of it (compact JSON), or may it hide data?
+_WHOLE: dict[type, bool] = {}
+
+
+def _shown_whole(kind: type) -> bool:
+    whole = _WHOLE.get(kind)
+    if whole is None:
+        # Strings are shown as they are; sequences may be rendered item by item.
+        whole = kind is str or not (
+            callable(getattr(kind, "render", None)) or issubclass(kind, list | tuple)
+        )
+        _WHOLE[kind] = whole
+    return whole
+
+
+# Per type, its dataclass field names (() for other types): fields() rebuilds a tuple per call.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = (
+        tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else ()
+    )
+    _FIELD_NAMES[kind] = names
+    return names

@@ -14,7 +14,8 @@ here at about 5 ns per instruction per byte: a 100,000-character literal over a
 
 * the pattern's length (:data:`DEFAULT_MAX_PATTERN_CHARS`) and RE2's memory
   (:data:`RE2_MAX_MEM`, which also caps the compiled program's size) are capped;
-* a pattern without metacharacters is searched with ``bytes.find`` (linear, no program);
+* a long pattern without metacharacters is searched with ``bytes.find`` (linear, no
+  program);
 * the text is searched in line-aligned chunks whose worst case is at most
   :data:`WORK_PER_CHUNK` instruction-bytes (about 0.1 s), and the budget
   (:class:`GrepBudget`: bytes scanned and seconds) is checked between chunks, so a runaway
@@ -81,6 +82,9 @@ WORK_PER_CHUNK: Final = 1 << 24
 _LINE_BY_LINE: Final = re.compile(r"\\[AzC]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
 #: Any of these makes a pattern a regular expression rather than plain text.
 _META: Final = frozenset("\\^$.|?*+()[]{}")
+#: Plain text longer than this is searched with ``bytes.find`` (two-way: linear whatever its
+#: length); shorter text is cheap for RE2's DFA, which scans faster than ``find`` does.
+_LITERAL_FROM: Final = 32
 # Compiled patterns kept: each may hold up to RE2_MAX_MEM of DFA cache.
 _CACHE_SIZE: Final = 8
 
@@ -294,7 +298,7 @@ def compile_grep_pattern(
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def _compile_cached(pattern: str) -> GrepPattern:
-    if pattern and not _META.intersection(pattern):
+    if len(pattern) > _LITERAL_FROM and not _META.intersection(pattern):
         try:
             literal = pattern.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -385,6 +389,13 @@ class _Search:
         self.files += 1
         size = len(data)
         chunk = self.pattern.chunk_bytes
+        if size <= chunk and size <= self.budget.max_scan_bytes - self.scanned:
+            # The common case, a file that is one chunk: one clock check, one scan.
+            if self.budget.clock() > self.deadline:
+                raise _OutOfBudgetError(self._stop(self._time_budget()))
+            self._collect(path, data, 0, size, 1)
+            self.scanned += size
+            return
         literal = self.pattern.is_literal
         pos = 0
         line_number = 1
@@ -407,13 +418,20 @@ class _Search:
                     continue
                 if end - pos > left:
                     raise _OutOfBudgetError(self._stop(self._bytes_budget()))
-            for number, start, stop in self.pattern._scan(data, pos, end, line_number):
-                if len(self.matches) == self.max_matches:
-                    raise _FullError
-                self.matches.append(self._match(path, number, data, start, stop))
+            self._collect(path, data, pos, end, line_number)
+            if end >= size:
+                self.scanned += size - pos
+                return
             line_number += data.count(b"\n", pos, end) + 1
-            self.scanned += end - pos + (1 if end < size else 0)
+            self.scanned += end - pos + 1
             pos = end + 1
+
+    def _collect(self, path: str, data: bytes, pos: int, end: int, line_number: int) -> None:
+        matches = self.matches
+        for number, start, stop in self.pattern._scan(data, pos, end, line_number):
+            if len(matches) == self.max_matches:
+                raise _FullError
+            matches.append(self._match(path, number, data, start, stop))
 
     def _match(self, path: str, number: int, data: bytes, start: int, stop: int) -> GrepMatch:
         keep = self.budget.max_line_bytes

@@ -23,7 +23,7 @@ from ._limits import (
 from ._mounts import HostMount
 
 __all__ = [
-    "MAXIMA",
+    "CONFIG_MAXIMA",
     "DEFAULT_MAX_GREP_LINE_CHARS",
     "DEFAULT_MAX_GREP_MATCHES",
     "DEFAULT_MAX_LIST_ENTRIES",
@@ -49,17 +49,17 @@ DEFAULT_MAX_LIST_ENTRIES: Final = 500
 
 #: The highest value each limit may be configured to: past these, one call's worst case
 #: (time, memory) is no longer the documented one (docs/performance.md).
-MAXIMA: Final[dict[str, int | float]] = {
-    "max_write_bytes": 64 * 1024 * 1024,
+CONFIG_MAXIMA: Final[dict[str, int | float]] = {
+    "max_write_bytes": 16 * 1024 * 1024,
     "max_read_lines": 100_000,
     "max_read_bytes": 16 * 1024 * 1024,
     "max_grep_matches": 10_000,
     "max_grep_line_chars": 100_000,
     "max_list_entries": 100_000,
-    "max_file_bytes": 256 * 1024 * 1024,
-    "max_total_bytes": 4 * 1024 * 1024 * 1024,
-    "max_files": 1_000_000,
-    "max_directories": 1_000_000,
+    "max_file_bytes": 64 * 1024 * 1024,
+    "max_total_bytes": 1024 * 1024 * 1024,
+    "max_files": 200_000,
+    "max_directories": 200_000,
     "max_pattern_chars": MAX_PATTERN_CHARS,
     "grep_scan_bytes": MAX_GREP_SCAN_BYTES,
     "grep_seconds": MAX_GREP_SECONDS,
@@ -167,10 +167,10 @@ class VfsConfig:
             # bool is an int subclass; True as a limit is a mistake, not 1.
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-            if value > MAXIMA[name]:
+            if value > CONFIG_MAXIMA[name]:
                 raise ValueError(
-                    f"{name} is {value}; its maximum is {MAXIMA[name]} (a larger value would "
-                    "void the documented worst case of one call)"
+                    f"{name} is {value}; its maximum is {CONFIG_MAXIMA[name]} (a larger "
+                    "value would void the documented worst case of one call)"
                 )
         seconds = self.grep_seconds
         if (
