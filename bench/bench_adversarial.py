@@ -16,15 +16,17 @@ from __future__ import annotations
 import gc
 import random
 import sys
+import time
 import tracemalloc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import Result, measure, result
+from _harness import Result, Sample, result
 
 from haversack import Filesystem, Prompt, Session, ToolExecutor, ToolResult
 from haversack._packs import compose
@@ -148,7 +150,7 @@ def vfs_cases(limits: Mapping[str, Any]) -> list[Case]:
         Case(
             "grep",
             f"plain text over one {file_bytes // MIB} MiB line",
-            {"pattern": "a" * min(pattern_chars, 1000) + "b"},
+            {"pattern": "a" * (min(pattern_chars, 1000) - 1) + "b"},
             _file("line.txt", big),
         ),
         Case(
@@ -183,6 +185,7 @@ def vfs_cases(limits: Mapping[str, Any]) -> list[Case]:
             f"unique edit at the end of a {file_bytes // MIB} MiB file, maximal new_string",
             {"path": "a.txt", "old_string": "END", "new_string": "b" * (write_bytes - 16)},
             _file("a.txt", "a" * (file_bytes - write_bytes) + "END"),
+            expect_success=True,
         ),
         Case(
             "read_file",
@@ -282,34 +285,45 @@ def _check(name: str, outcome: ToolResult[Any], expect: bool | None) -> str:
     return "ok" if outcome.success else "refused"
 
 
+def _timed(call: Callable[[], ToolResult[Any]]) -> tuple[float, ToolResult[Any]]:
+    gc.collect()
+    start = time.perf_counter()
+    outcome = call()
+    return time.perf_counter() - start, outcome
+
+
 def _rows(
-    label: str,
-    tool: str,
-    call: Callable[[], ToolResult[Any]],
+    name: str,
+    prepare: Callable[[bool], Callable[[], ToolResult[Any]]],
     expect: bool | None,
     *,
     repeats: int,
     judged: bool,
     time_target_s: float,
 ) -> list[Result]:
-    name = f"{label}: {tool}"
-    first = call()
+    """Time ``repeats`` calls and trace one; ``prepare(again)`` (untimed) gives the call."""
+    times: list[float] = []
+    first: ToolResult[Any] | None = None
+    for index in range(repeats):
+        took, outcome = _timed(prepare(index > 0))
+        times.append(took)
+        first = first or outcome
+    assert first is not None
     how = _check(name, first, expect)
-    note = f"{how}: {first.message[:140]}"
-    sample = measure(call, repeats=repeats, warmup=0)
-    peak = _peak_mib(call)
+    peak = _peak_mib(prepare(True))
+    sample = Sample(tuple(times))
     return [
         result(
             SUITE,
             f"{name} — time",
             sample,
             max_median_s=time_target_s if judged else None,
-            notes=note,
+            notes=f"{how}: {first.message[:140]}",
         ),
         Result(
             suite=SUITE,
             name=f"{name} — peak memory",
-            value=peak,
+            value=round(peak, 3),
             unit="MiB",
             target=f"≤ {MEMORY_TARGET_MIB:g} MiB" if judged else "",
             passed=(peak <= MEMORY_TARGET_MIB) if judged else None,
@@ -318,35 +332,25 @@ def _rows(
     ]
 
 
-def _fresh_call(rig: Rig, case: Case) -> Callable[[], ToolResult[Any]]:
-    def call() -> ToolResult[Any]:
-        return rig.fresh(case).execute(case.tool, case.arguments)
-
-    return call
-
-
-def _same_call(executor: ToolExecutor, case: Case) -> Callable[[], ToolResult[Any]]:
-    def call() -> ToolResult[Any]:
-        return executor.execute(case.tool, case.arguments)
-
-    return call
-
-
 def _vfs(scope: str, limits: Mapping[str, Any], *, repeats: int, judged: bool) -> list[Result]:
     rig = Rig({k: v for k, v in limits.items() if k in CONFIG_MAXIMA})
     out: list[Result] = []
     for case in vfs_cases(limits):
-        executor = rig.fresh(case)
-        # A mutating call that succeeds changes the workspace: each timed run gets a fresh one.
+        # A call that changes the workspace gets a fresh one each run (built untimed).
         fresh = bool(case.expect_success) and case.tool in ("edit_file", "write_file", "rm")
-        call = _fresh_call(rig, case) if fresh else _same_call(executor, case)
-        runs = min(repeats, 3) if fresh else repeats
+        executor = rig.fresh(case)
+
+        def prepare(
+            again: bool, case: Case = case, fresh: bool = fresh, first: ToolExecutor = executor
+        ) -> Callable[[], ToolResult[Any]]:
+            ex = rig.fresh(case) if again and fresh else (rig.executor or first)
+            return partial(ex.execute, case.tool, case.arguments)
+
         out += _rows(
-            f"{scope}, {case.label}",
-            case.tool,
-            call,
+            f"{scope}, {case.label}: {case.tool}",
+            prepare,
             case.expect_success,
-            repeats=runs,
+            repeats=repeats,
             judged=judged,
             time_target_s=case.time_target_s,
         )
@@ -362,18 +366,20 @@ def _planning(scope: str, config: PlanningConfig, *, repeats: int, judged: bool)
     out: list[Result] = []
     for tool, label, arguments, expect in planning_cases(config):
 
-        def call(tool: str = tool, arguments: dict[str, Any] = arguments) -> ToolResult[Any]:
-            return executor.execute(tool, arguments)
+        def prepare(
+            again: bool, tool: str = tool, arguments: dict[str, Any] = arguments
+        ) -> Callable[[], ToolResult[Any]]:
+            return partial(executor.execute, tool, arguments)
 
         out += _rows(
-            f"{scope}, {label}",
-            tool,
-            call,
+            f"{scope}, {label}: {tool}",
+            prepare,
             expect,
             repeats=repeats,
             judged=judged,
             time_target_s=TIME_TARGET_S,
         )
+        print(f"  {out[-2].name}: {out[-2].display}, {out[-1].display}", flush=True)
     executor.close()
     return out
 

@@ -269,11 +269,14 @@ class InMemoryFilesystem:
             pattern, mount_point=self._mount_point, max_chars=self.max_pattern_chars
         )
         cut = len(base) + 1 if base else 0
-        found = [
-            file_path
-            for file_path, _ in self._walk_files(_under(base, matcher.prefix))
-            if matcher.match(file_path[cut:])
-        ]
+        if matcher.pattern == "**":  # every file below: no pattern to match (rm lists this way)
+            found = [file_path for file_path, _ in self._walk_files(base)]
+        else:
+            found = [
+                file_path
+                for file_path, _ in self._walk_files(_under(base, matcher.prefix))
+                if matcher.match(file_path[cut:])
+            ]
         found.sort()
         return tuple(found)
 
