@@ -95,10 +95,71 @@ def samples(quick: bool) -> dict[str, Sample]:
     return out
 
 
+LONG_CALLS = 10_000
+LONG_FILE_BYTES = 260 * 1024  # the issue's 260 KB file: 1,000 reads grew memory by 410 MiB
+FLAT_MEMORY_TARGET = 1.1
+
+
+def long_session(calls: int = LONG_CALLS) -> tuple[list[int], float]:
+    """``calls`` read_file calls of a 260 KB file through one executor with the default log.
+
+    Returns the Python memory held (``tracemalloc``, after a collection) at the end of each
+    thousand calls, and the seconds per call of the whole run.
+    """
+    import gc
+    import time
+    import tracemalloc
+
+    from haversack import Filesystem, ToolExecutor
+    from haversack._packs import compose
+
+    prompt = compose(ns="bench", key="long", packs=["vfs"], config={"vfs": {}})
+    executor = ToolExecutor(prompt.render(), session=Session())
+    fs: Filesystem = executor.resources.get(Filesystem)  # type: ignore[type-abstract]
+    line = "x" * 99 + "\n"
+    fs.write("big.txt", line * (LONG_FILE_BYTES // len(line)))
+    marks: list[int] = []
+    gc.collect()
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        for index in range(1, calls + 1):
+            outcome = executor.execute("read_file", {"path": "big.txt"})
+            if not outcome.success:
+                raise RuntimeError(outcome.message)
+            if index % 1000 == 0:
+                gc.collect()
+                marks.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+        executor.close()
+    return marks, (time.perf_counter() - start) / calls
+
+
+def _long_session_results() -> list[Result]:
+    marks, per_call = long_session()
+    first, last = marks[0], marks[-1]
+    ratio = last / first
+    return [
+        Result(
+            suite=SUITE,
+            name=f"{LONG_CALLS:,} read_file calls of a 260 KB file: memory after the last "
+            "thousand / after the first",
+            value=round(ratio, 3),
+            unit="x",
+            target=f"≤ {FLAT_MEMORY_TARGET}x",
+            passed=ratio <= FLAT_MEMORY_TARGET,
+            notes=f"Python memory held: {first / 2**20:.1f} MiB after 1,000 calls, "
+            f"{last / 2**20:.1f} MiB after {LONG_CALLS:,} (default ToolLog: newest 1,000 "
+            f"calls as previews); {per_call * 1e6:.0f} µs per call under tracemalloc",
+        )
+    ]
+
+
 def run(quick: bool) -> list[Result]:
     """The suite's figures for ``bench/run.py``."""
     s = samples(quick)
-    results: list[Result] = []
+    results: list[Result] = _long_session_results()
     labels = {
         "cycle": "snapshot + append + log event + restore",
         "state": "STATE slice append",

@@ -228,7 +228,7 @@ class Options:
     folder: Path = Path("store")
 
 def _ls(params, *, context):
-    return ToolResult.ok(message=context.resources.get(Store).folder)
+    return ToolResult.ok(message=str(context.resources.get(Store).folder))
 
 @hookimpl
 def config_type():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -104,6 +105,8 @@ def _handler(params: Args, *, context: ToolContext) -> Any:
         raise RuntimeError("disk on fire")
     if name == "returns_dict":
         return {"path": params.path}
+    if name == "returns_path_message":
+        return ToolResult.ok(message=Path(params.path))  # type: ignore[arg-type]
     if name == "unrenderable":
         return ToolResult.ok(_Unrenderable())
     if name == "raises_evaluation":
@@ -156,6 +159,7 @@ HANDLED = (
     "raises_type_error",
     "raises_other",
     "returns_dict",
+    "returns_path_message",
     "unrenderable",
     "raises_evaluation",
     "check_raises",
@@ -356,6 +360,13 @@ ROWS = {
         '{"path": "a"}',
         CallOutcome.ERROR,
         ("'returns_dict' returned dict, not a ToolResult",),
+        handler_ran=True,
+    ),
+    "handler returns a message that is not text": Row(
+        "returns_path_message",
+        '{"path": "a"}',
+        CallOutcome.ERROR,
+        ("'returns_path_message' returned a ToolResult whose message is a PosixPath",),
         handler_ran=True,
     ),
     "result render raises": Row(

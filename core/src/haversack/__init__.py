@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ._approval import Approval, ApprovalPolicy, ApprovalVerdict, PendingApproval
     from ._context import ResourceLookup, ToolContext
     from ._deadline import Deadline
-    from ._events import CallOutcome, ToolInvoked
+    from ._events import CallOutcome, ToolInvoked, ToolLog
     from ._executor import ToolExecutor
     from ._markdown import MarkdownSection
     from ._packs import Conflict, PackInfo, PackReport, PackStatus, compose, discover
@@ -139,6 +139,7 @@ _EXPORTS: dict[str, str] = {
     "ToolExecutor": "._executor",
     "ToolHandler": "._tool",
     "ToolInvoked": "._events",
+    "ToolLog": "._events",
     "ToolPolicy": "._policy",
     "ToolResult": "._result",
     "ToolValidationError": ".errors",
@@ -210,6 +211,7 @@ __all__ = [
     "ToolExecutor",
     "ToolHandler",
     "ToolInvoked",
+    "ToolLog",
     "ToolPolicy",
     "ToolResult",
     "ToolValidationError",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import serde
 from ._context import ToolContext
-from ._events import CallOutcome, ToolInvoked
+from ._events import CallOutcome, ToolInvoked, ToolLog
 from ._result import ToolResult
 from ._turn import Turns
 from .errors import ApprovalError, HaversackError, PromptEvaluationError, ToolValidationError
@@ -109,6 +109,9 @@ class ToolExecutor:
     ``resources`` may be live resources the caller manages, or ``None`` to open the
     prompt's own registry; resources the executor opened are closed by :meth:`close`
     (or by leaving the executor's ``with`` block).
+
+    ``log`` says how much of each call the session's ``ToolInvoked`` log keeps
+    (default :class:`ToolLog`: the newest 1,000 calls, each as a bounded preview).
     """
 
     def __init__(
@@ -118,6 +121,7 @@ class ToolExecutor:
         session: Session,
         resources: Resources | ResourceRegistry | None = None,
         deadline: Deadline | None = None,
+        log: ToolLog | None = None,
     ) -> None:
         from ._resources import ResourceRegistry
 
@@ -144,7 +148,8 @@ class ToolExecutor:
         self._turns = Turns(f"the executor of prompt {self.prompt.ns}/{self.prompt.key}")
         self._pending: dict[str, PendingApproval] = {}
         self._anonymous = 0
-        session.register_log(ToolInvoked)
+        # Bounded by default (the newest calls, previews): a long session's memory stays flat.
+        (log if log is not None else ToolLog()).install(session)
 
     def _snapshottables(self) -> tuple[Snapshottable, ...]:
         fixed = self._fixed_snapshottables
@@ -475,6 +480,14 @@ class ToolExecutor:
                 call,
                 f"Tool {tool.name!r} returned {type(outcome).__name__}, not a ToolResult; this "
                 "is a bug in the tool.",
+                CallOutcome.ERROR,
+            )
+        if type(outcome.message) is not str:
+            # The log, the adapters and every client take the message as text.
+            return self._fail(
+                call,
+                f"Tool {tool.name!r} returned a ToolResult whose message is a "
+                f"{type(outcome.message).__name__}, not a string; this is a bug in the tool.",
                 CallOutcome.ERROR,
             )
         try:

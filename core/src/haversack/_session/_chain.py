@@ -17,13 +17,25 @@ _Cell = tuple[Any, Any] | None
 
 
 class Chain(Generic[T]):
-    """An immutable sequence: O(1) ``append`` and ``latest``, O(n) ``items`` (then cached)."""
+    """An immutable sequence: O(1) ``append`` and ``latest``, O(n) ``items`` (then cached).
 
-    __slots__ = ("_cell", "_items", "_size")
+    :meth:`append_bounded` keeps only the newest items (a ring): the chain then holds up to
+    twice the bound in cells and shows exactly the newest ``bound``.
+    """
 
-    def __init__(self, cell: _Cell, size: int, items: tuple[T, ...] | None = None) -> None:
+    __slots__ = ("_cell", "_depth", "_items", "_size")
+
+    def __init__(
+        self,
+        cell: _Cell,
+        size: int,
+        items: tuple[T, ...] | None = None,
+        depth: int | None = None,
+    ) -> None:
         self._cell = cell
         self._size = size
+        # Cells reachable from ``_cell``; more than ``_size`` once a bound hides older ones.
+        self._depth = size if depth is None else depth
         # Filled on first ``items()``: the chain is immutable, so the cache never goes stale.
         self._items = items
 
@@ -40,12 +52,26 @@ class Chain(Generic[T]):
         """A new chain with ``item`` after the last item; this one is unchanged."""
         return Chain((self._cell, item), self._size + 1)
 
+    def append_bounded(self, item: T, bound: int) -> Chain[T]:
+        """A new chain with ``item`` last that shows only the newest ``bound`` items.
+
+        Amortised O(1): the hidden older cells are dropped (the newest ``bound`` copied into
+        a fresh chain) once they number ``bound``, so memory stays under ``2 x bound`` cells.
+        """
+        if bound < 1:
+            raise ValueError(f"bound must be at least 1, got {bound}.")
+        depth = self._depth + 1
+        if depth >= 2 * bound:
+            kept = (*self.items()[len(self) - bound + 1 :], item) if bound > 1 else (item,)
+            return Chain.of(kept)
+        return Chain((self._cell, item), min(self._size + 1, bound), None, depth)
+
     def extend(self, items: Iterable[T]) -> Chain[T]:
         """A new chain with ``items`` appended in order."""
-        cell, size = self._cell, self._size
+        cell, size, depth = self._cell, self._size, self._depth
         for item in items:
-            cell, size = (cell, item), size + 1
-        return self if size == self._size else Chain(cell, size)
+            cell, size, depth = (cell, item), size + 1, depth + 1
+        return self if size == self._size else Chain(cell, size, None, depth)
 
     def latest(self) -> T | None:
         """The last item, or ``None`` when empty."""
@@ -56,7 +82,8 @@ class Chain(Generic[T]):
         if self._items is None:
             out: list[T] = []
             cell = self._cell
-            while cell is not None:
+            for _ in range(self._size):  # a bounded chain hides the cells past its size
+                assert cell is not None
                 out.append(cell[1])
                 cell = cell[0]
             out.reverse()

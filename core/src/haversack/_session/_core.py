@@ -99,6 +99,10 @@ class Session:
         self._policies: dict[type, SlicePolicy] = {}
         self._chains: dict[type, Chain[Any]] = {}
         self._reducers: dict[type, list[tuple[type, Reducer[Any, Any]]]] = {}
+        # LOG slices registered with ``max_items``: they keep only their newest items.
+        self._bounds: dict[type, int] = {}
+        # The reducer register_log installed per log type, so a second call replaces it.
+        self._log_reducers: dict[type, Reducer[Any, Any]] = {}
         self._subscribers: dict[type | None, list[_Subscription]] = {}
         self._reducing = False
         # The STATE slice types, for snapshot(); rebuilt when a slice is created.
@@ -184,7 +188,9 @@ class Session:
         with self._lock:
             if self._reducing:  # checked first: formatting the message on every append costs
                 self._guard(f"{_name(slice_type)}.{action}()")
-            self._chains[slice_type] = _apply(self._chains[slice_type], op, slice_type, action)
+            self._chains[slice_type] = _apply(
+                self._chains[slice_type], op, slice_type, action, self._bounds.get(slice_type)
+            )
 
     def _guard(self, action: str) -> None:
         if self._reducing:
@@ -232,14 +238,46 @@ class Session:
             if not any(t is target and r is reducer for t, r in entries):
                 entries.append((target, reducer))
 
-    def register_log(self, event_type: type[E]) -> Slice[E]:
-        """Record every dispatched ``event_type`` in its own ``LOG`` slice; idempotent.
+    def register_log(
+        self,
+        event_type: type[E],
+        reducer: Reducer[E, E] = append,
+        *,
+        max_items: int | None = None,
+    ) -> Slice[E]:
+        """Record every dispatched ``event_type`` in its own ``LOG`` slice; returns the slice.
 
-        Shorthand for ``register_slice(event_type, policy=SlicePolicy.LOG)`` followed by
-        ``register_reducer(event_type)``. Returns the slice.
+        ``reducer`` decides what is kept of each event (default :func:`append`: the event
+        itself; a reducer may append a smaller record of the same type). With ``max_items``
+        the slice is a ring that keeps only the newest ``max_items`` items, so its memory
+        stays flat however many events are dispatched. Calling it again replaces the
+        recording reducer and the bound: the last call wins.
         """
+        if max_items is not None and (
+            isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1
+        ):
+            raise ValueError(f"max_items must be a positive integer or None, got {max_items!r}.")
         log = self.register_slice(event_type, policy=SlicePolicy.LOG)
-        self.register_reducer(event_type)
+        if not callable(reducer):
+            raise TypeError(f"reducer must be callable, got {reducer!r}.")
+        with self._lock:
+            previous = self._log_reducers.get(event_type)
+            entries = self._reducers.setdefault(event_type, [])
+            for index, (target, existing) in enumerate(entries):
+                if target is event_type and existing is previous:
+                    entries[index] = (event_type, reducer)
+                    break
+            else:
+                if not any(t is event_type and r is reducer for t, r in entries):
+                    entries.append((event_type, reducer))
+            self._log_reducers[event_type] = reducer
+            if max_items is None:
+                self._bounds.pop(event_type, None)
+            else:
+                self._bounds[event_type] = max_items
+                chain = self._chains[event_type]
+                if len(chain) > max_items:
+                    self._chains[event_type] = Chain.of(chain.items()[-max_items:])
         return log
 
     def dispatch(self, event: object) -> None:
@@ -265,7 +303,9 @@ class Session:
                     self._reducing = True
                     try:
                         op = reducer(SliceView(slice_type, chain), event)
-                        working[slice_type] = _apply(chain, op, slice_type, "reducer")
+                        working[slice_type] = _apply(
+                            chain, op, slice_type, "reducer", self._bounds.get(slice_type)
+                        )
                     except Exception as exc:
                         exc.add_note(
                             f"while reducer {_callable_name(reducer)} handled "
@@ -360,20 +400,24 @@ class Session:
         return iter(self.slice_types)
 
 
-def _apply(chain: Chain[Any], op: object, slice_type: type, source: str) -> Chain[Any]:
+def _apply(
+    chain: Chain[Any], op: object, slice_type: type, source: str, bound: int | None = None
+) -> Chain[Any]:
     if op is None:
         return chain
     if isinstance(op, Append):
         _check_item(op.item, slice_type, source)
+        if bound is not None:
+            return chain.append_bounded(op.item, bound)
         return chain.append(op.item)
     if isinstance(op, Extend):
         for item in op.items:
             _check_item(item, slice_type, source)
-        return chain.extend(op.items)
+        return _bounded(chain.extend(op.items), bound)
     if isinstance(op, Replace):
         for item in op.items:
             _check_item(item, slice_type, source)
-        return Chain.of(op.items)
+        return _bounded(Chain.of(op.items), bound)
     if isinstance(op, Clear):
         if op.where is None:
             return EMPTY
@@ -383,6 +427,12 @@ def _apply(chain: Chain[Any], op: object, slice_type: type, source: str) -> Chai
         f"A reducer for slice {slice_type.__qualname__} returned {op!r}; reducers return "
         "Append, Extend, Replace, Clear or None."
     )
+
+
+def _bounded(chain: Chain[Any], bound: int | None) -> Chain[Any]:
+    if bound is None or len(chain) <= bound:
+        return chain
+    return Chain.of(chain.items()[-bound:])
 
 
 def _check_item(item: object, slice_type: type, source: str) -> None:

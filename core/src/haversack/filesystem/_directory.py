@@ -615,8 +615,15 @@ class DirectoryFilesystem:
             encode_text(old, what="text to replace", path=p)
             encode_text(new, what="replacement text", path=p)
             check_old_text(old, p)
+            # replace_exact checks the result's size arithmetically before building it.
             updated, count = replace_exact(
-                self._read(p), old, new, replace_all=replace_all, where=self.display(p), path=p
+                self._read(p),
+                old,
+                new,
+                replace_all=replace_all,
+                where=self.display(p),
+                path=p,
+                max_bytes=self.max_file_bytes,
             )
             self._write(p, updated, "overwrite", True)
             return count

@@ -34,7 +34,10 @@ from haversack.errors import InvalidPathError
 
 from ._paths import WORKSPACE_MOUNT, normalize_path
 
-__all__ = ["GlobMatcher", "compile_glob"]
+__all__ = ["DEFAULT_MAX_GLOB_CHARS", "GlobMatcher", "compile_glob"]
+
+#: Longest glob pattern accepted by default, in characters.
+DEFAULT_MAX_GLOB_CHARS: Final = 1_000
 
 _SEGMENT: Final = "[^/]+"
 _META: Final = frozenset("*?[")
@@ -68,15 +71,28 @@ class GlobMatcher:
         return f"GlobMatcher({self.pattern!r})"
 
 
-@lru_cache(maxsize=1024)
-def compile_glob(pattern: str, *, mount_point: str = WORKSPACE_MOUNT) -> GlobMatcher:
+def compile_glob(
+    pattern: str, *, mount_point: str = WORKSPACE_MOUNT, max_chars: int = DEFAULT_MAX_GLOB_CHARS
+) -> GlobMatcher:
     """Compile ``pattern`` (see the module rules) into a cached :class:`GlobMatcher`.
 
-    Raises :class:`InvalidPathError` for an empty pattern, ``..``, ``**`` inside a segment or
-    an unclosed or reversed ``[...]`` class, with a message saying how to fix it.
+    Raises :class:`InvalidPathError` for a pattern longer than ``max_chars`` characters (a
+    match costs up to pattern x path length), an empty pattern, ``..``, ``**`` inside a
+    segment or an unclosed or reversed ``[...]`` class, with a message saying how to fix it.
     """
     if not isinstance(pattern, str):
         raise InvalidPathError(f"Glob pattern must be a string, got {type(pattern).__name__}.")
+    if len(pattern) > max_chars:
+        raise InvalidPathError(
+            f"The glob pattern is {len(pattern)} characters long; the limit is {max_chars}. "
+            "Use a shorter pattern such as '**/*.py' or 'src/**'.",
+            path=pattern[:200],
+        )
+    return _compile_glob(pattern, mount_point)
+
+
+@lru_cache(maxsize=1024)
+def _compile_glob(pattern: str, mount_point: str) -> GlobMatcher:
     normalised = normalize_path(pattern, mount_point=mount_point)
     if not normalised:
         raise InvalidPathError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 __all__ = [
@@ -48,19 +48,34 @@ class ReadWindow:
 
 @dataclass(frozen=True, slots=True)
 class GrepMatch:
-    """A matching line: path, 1-based line number and the line without its ending."""
+    """A matching line: path, 1-based line number and the line without its ending.
+
+    ``cut_bytes`` counts the UTF-8 bytes of an over-long line that were not kept (the search
+    keeps a bounded head of each matching line).
+    """
 
     path: str
     line_number: int
     line: str
+    cut_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class GrepResult:
-    """Matches in path then line order; ``truncated`` when ``max_matches`` cut the search."""
+    """Matches in path then line order; ``truncated`` when ``max_matches`` cut the search.
+
+    ``stopped`` is empty when every candidate file was searched, else why the search ended
+    early (its work budget) and how to narrow it; ``skipped_lines`` counts lines too long to
+    search with this pattern within the budget. ``scanned_bytes`` and ``scanned_files``
+    say how much was searched (they do not take part in equality).
+    """
 
     matches: tuple[GrepMatch, ...]
     truncated: bool = False
+    stopped: str = ""
+    skipped_lines: int = 0
+    scanned_bytes: int = field(default=0, compare=False)
+    scanned_files: int = field(default=0, compare=False)
 
 
 @runtime_checkable

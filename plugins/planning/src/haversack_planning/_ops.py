@@ -30,12 +30,29 @@ class Change:
     changed: tuple[int, ...] = ()
 
 
+# Text longer than this many times its limit is refused before whitespace is collapsed:
+# collapsing "a a a ..." splits it into one string per word (a 3 MB argument built ~70 MB),
+# and no honest text is 15/16 whitespace.
+_RAW_FACTOR = 16
+_OBJECTIVE_HINT = "Shorten it to one sentence and put the details into steps."
+_TITLE_HINT = "Shorten it, or split the work into several steps."
+
+
 def _one_line(text: str) -> str:
     # Each step renders on one line, so runs of whitespace (newlines too) become one space.
     return " ".join(text.split())
 
 
+def _check_raw(raw: str, limit: int, label: str, field_path: str, hint: str) -> None:
+    if len(raw) > _RAW_FACTOR * limit + 64:
+        raise ToolValidationError(
+            f"{label} is {len(raw)} characters long; the limit is {limit}. {hint}",
+            field_path=field_path,
+        )
+
+
 def _objective(raw: str, config: PlanningConfig) -> str:
+    _check_raw(raw, config.max_objective_chars, "The objective", "objective", _OBJECTIVE_HINT)
     text = _one_line(raw)
     if not text:
         raise ToolValidationError(
@@ -45,14 +62,14 @@ def _objective(raw: str, config: PlanningConfig) -> str:
     if len(text) > config.max_objective_chars:
         raise ToolValidationError(
             f"The objective is {len(text)} characters long; the limit is "
-            f"{config.max_objective_chars}. Shorten it to one sentence and put the details "
-            "into steps.",
+            f"{config.max_objective_chars}. {_OBJECTIVE_HINT}",
             field_path="objective",
         )
     return text
 
 
 def _title(raw: str, config: PlanningConfig, *, field_path: str, label: str) -> str:
+    _check_raw(raw, config.max_title_chars, label, field_path, _TITLE_HINT)
     text = _one_line(raw)
     if not text:
         raise ToolValidationError(
@@ -61,7 +78,7 @@ def _title(raw: str, config: PlanningConfig, *, field_path: str, label: str) -> 
     if len(text) > config.max_title_chars:
         raise ToolValidationError(
             f"{label} is {len(text)} characters long; the limit is {config.max_title_chars}. "
-            "Shorten it, or split the work into several steps.",
+            f"{_TITLE_HINT}",
             field_path=field_path,
         )
     return text

@@ -12,6 +12,7 @@ from haversack.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._config import (
+        CONFIG_MAXIMA,
         DEFAULT_MAX_GREP_LINE_CHARS,
         DEFAULT_MAX_GREP_MATCHES,
         DEFAULT_MAX_LIST_ENTRIES,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from ._workspace import build_workspace, workspace_binding
 
 _EXPORTS: dict[str, str] = {
+    "CONFIG_MAXIMA": "._config",
     "DEFAULT_MAX_DIRECTORIES": "._limits",
     "DEFAULT_MAX_FILES": "._limits",
     "DEFAULT_MAX_FILE_BYTES": "._limits",
@@ -106,6 +108,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "CONFIG_MAXIMA",
     "DEFAULT_MAX_DIRECTORIES",
     "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_FILE_BYTES",

@@ -6,6 +6,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from haversack.filesystem import (
+    DEFAULT_GREP_SCAN_BYTES,
+    DEFAULT_GREP_SECONDS,
+    DEFAULT_MAX_PATTERN_CHARS,
+    MAX_GREP_SCAN_BYTES,
+    MAX_GREP_SECONDS,
+    MAX_PATTERN_CHARS,
+)
+
 from ._limits import (
     DEFAULT_MAX_DIRECTORIES,
     DEFAULT_MAX_FILE_BYTES,
@@ -15,6 +24,7 @@ from ._limits import (
 from ._mounts import HostMount
 
 __all__ = [
+    "CONFIG_MAXIMA",
     "DEFAULT_MAX_GREP_LINE_CHARS",
     "DEFAULT_MAX_GREP_MATCHES",
     "DEFAULT_MAX_LIST_ENTRIES",
@@ -36,6 +46,25 @@ DEFAULT_MAX_GREP_MATCHES: Final = 100
 DEFAULT_MAX_GREP_LINE_CHARS: Final = 500
 #: Most entries ls and glob list, and most removed paths rm names.
 DEFAULT_MAX_LIST_ENTRIES: Final = 500
+
+
+#: The highest value each limit may be configured to: past these, one call's worst case
+#: (time, memory) is no longer the documented one (docs/performance.md).
+CONFIG_MAXIMA: Final[dict[str, int | float]] = {
+    "max_write_bytes": 16 * 1024 * 1024,
+    "max_read_lines": 100_000,
+    "max_read_bytes": 16 * 1024 * 1024,
+    "max_grep_matches": 10_000,
+    "max_grep_line_chars": 100_000,
+    "max_list_entries": 100_000,
+    "max_file_bytes": 64 * 1024 * 1024,
+    "max_total_bytes": 1024 * 1024 * 1024,
+    "max_files": 200_000,
+    "max_directories": 200_000,
+    "max_pattern_chars": MAX_PATTERN_CHARS,
+    "grep_scan_bytes": MAX_GREP_SCAN_BYTES,
+    "grep_seconds": MAX_GREP_SECONDS,
+}
 
 
 def _positive(description: str, default: int) -> int:
@@ -112,7 +141,21 @@ class VfsConfig:
             "description": "A project directory the file tools work on for real instead of "
             "the in-memory workspace: a successful call's changes land on disk, a failed "
             "call's are rolled back on disk, and no path or symbolic link ever leads out of "
-            "it. A relative path resolves against the current directory."
+            "it. A relative path in a config file resolves against that file's directory."
+        },
+    )
+    max_pattern_chars: int = _positive(
+        "Longest grep or glob pattern, in characters.", DEFAULT_MAX_PATTERN_CHARS
+    )
+    grep_scan_bytes: int = _positive(
+        "Most bytes of text one grep call scans before it stops with what it found.",
+        DEFAULT_GREP_SCAN_BYTES,
+    )
+    grep_seconds: float = field(
+        default=DEFAULT_GREP_SECONDS,
+        metadata={
+            "description": "Longest one grep call searches, in seconds, before it stops with "
+            "what it found."
         },
     )
 
@@ -128,11 +171,28 @@ class VfsConfig:
             "max_total_bytes",
             "max_files",
             "max_directories",
+            "max_pattern_chars",
+            "grep_scan_bytes",
         ):
             value = getattr(self, name)
             # bool is an int subclass; True as a limit is a mistake, not 1.
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            if value > CONFIG_MAXIMA[name]:
+                raise ValueError(
+                    f"{name} is {value}; its maximum is {CONFIG_MAXIMA[name]} (a larger "
+                    "value would void the documented worst case of one call)"
+                )
+        seconds = self.grep_seconds
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not 0 < seconds <= MAX_GREP_SECONDS
+        ):
+            raise ValueError(
+                f"grep_seconds must be a number above 0 and at most {MAX_GREP_SECONDS}, got "
+                f"{seconds!r}"
+            )
         for mount in self.mounts:
             if (
                 isinstance(mount.max_bytes, bool)

@@ -15,8 +15,10 @@ from haversack.errors import (
     ReadOnlyFilesystemError,
 )
 from haversack.filesystem import (
+    DEFAULT_MAX_PATTERN_CHARS,
     WORKSPACE_MOUNT,
     FileStat,
+    GrepBudget,
     GrepResult,
     ReadWindow,
     WriteMode,
@@ -37,6 +39,7 @@ from haversack.filesystem import (
     not_a_directory_error,
     not_a_file_error,
     replace_exact,
+    replaced_size,
     root_write_error,
     utf8_size,
 )
@@ -129,6 +132,8 @@ class InMemoryFilesystem:
     :class:`~haversack.errors.FilesystemLimitError`: ``max_file_bytes`` per file,
     ``max_total_bytes`` across files (UTF-8 bytes), ``max_files`` and ``max_directories``.
     ``read_only`` refuses every change with :class:`~haversack.errors.ReadOnlyFilesystemError`.
+    ``grep_budget`` bounds the work of one grep and ``max_pattern_chars`` the length of grep
+    and glob patterns.
     """
 
     def __init__(
@@ -140,6 +145,8 @@ class InMemoryFilesystem:
         max_files: int = DEFAULT_MAX_FILES,
         max_directories: int = DEFAULT_MAX_DIRECTORIES,
         read_only: bool = False,
+        grep_budget: GrepBudget | None = None,
+        max_pattern_chars: int = DEFAULT_MAX_PATTERN_CHARS,
     ) -> None:
         for name, value in (
             ("max_file_bytes", max_file_bytes),
@@ -155,6 +162,10 @@ class InMemoryFilesystem:
         self.max_files = max_files
         self.max_directories = max_directories
         self.read_only = read_only
+        #: The work budget of one :meth:`grep` (bytes scanned, seconds).
+        self.grep_budget = grep_budget if grep_budget is not None else GrepBudget()
+        #: Longest grep or glob pattern accepted, in characters.
+        self.max_pattern_chars = max_pattern_chars
         self._state = State.empty()
 
     # -- identity and paths -------------------------------------------------------------
@@ -254,13 +265,18 @@ class InMemoryFilesystem:
         """
         base = self.normalize(path)
         self._directory(base)
-        matcher = compile_glob(pattern, mount_point=self._mount_point)
+        matcher = compile_glob(
+            pattern, mount_point=self._mount_point, max_chars=self.max_pattern_chars
+        )
         cut = len(base) + 1 if base else 0
-        found = [
-            file_path
-            for file_path, _ in self._walk_files(_under(base, matcher.prefix))
-            if matcher.match(file_path[cut:])
-        ]
+        if matcher.pattern == "**":  # every file below: no pattern to match (rm lists this way)
+            found = [file_path for file_path, _ in self._walk_files(base)]
+        else:
+            found = [
+                file_path
+                for file_path, _ in self._walk_files(_under(base, matcher.prefix))
+                if matcher.match(file_path[cut:])
+            ]
         found.sort()
         return tuple(found)
 
@@ -273,12 +289,14 @@ class InMemoryFilesystem:
         relative to ``path`` (by name when ``path`` is a file). Matches come in path then
         line order; ``truncated`` says more existed beyond ``max_matches``.
         """
-        compiled = compile_grep_pattern(pattern)
+        compiled = compile_grep_pattern(pattern, max_chars=self.max_pattern_chars)
         base = self.normalize(path)
         node = self._node(base)
         matcher = None
         if glob is not None and glob.strip():
-            matcher = compile_glob(glob, mount_point=self._mount_point)
+            matcher = compile_glob(
+                glob, mount_point=self._mount_point, max_chars=self.max_pattern_chars
+            )
         if isinstance(node, FileNode):
             name = parent_and_name(base)[1]
             files = [(base, node)] if matcher is None or matcher.match(name) else []
@@ -292,7 +310,7 @@ class InMemoryFilesystem:
             ]
             files.sort(key=_path_key)
         texts = ((file_path, file_node.content) for file_path, file_node in files)
-        return grep_texts(compiled, texts, max_matches=max_matches)
+        return grep_texts(compiled, texts, max_matches=max_matches, budget=self.grep_budget)
 
     # -- changes ------------------------------------------------------------------------
 
@@ -341,11 +359,18 @@ class InMemoryFilesystem:
         new_size = utf8_size(new, what="replacement text", path=p)
         check_old_text(old, p)
         file = self._file(p)
+        # replace_exact checks the result's size arithmetically before building it.
         updated, count = replace_exact(
-            file.content, old, new, replace_all=replace_all, where=self.display(p), path=p
+            file.content,
+            old,
+            new,
+            replace_all=replace_all,
+            where=self.display(p),
+            path=p,
+            max_bytes=self.max_file_bytes,
+            content_bytes=file.size,
         )
-        node = FileNode(updated, file.size + count * (new_size - old_size))
-        self._check_file_size(p, node.size)
+        node = FileNode(updated, replaced_size(file.size, count, old_size, new_size))
         change = _Change(self._state)
         change.put_file(p, node, file)
         self._commit(change, p)

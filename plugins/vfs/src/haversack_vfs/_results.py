@@ -234,6 +234,13 @@ class GrepResult:
     truncated: bool = field(
         default=False, metadata={"description": "More matches exist beyond the limit."}
     )
+    stopped: str = field(
+        default="",
+        metadata={
+            "description": "Empty when everything was searched; else why the search stopped "
+            "early (its work budget) and how to narrow it."
+        },
+    )
 
     def render(self) -> str:
         """One match per line; a note when more matches exist."""

@@ -20,7 +20,13 @@ from haversack.errors import (
     PathExistsError,
     PathKindError,
 )
-from haversack.filesystem import count_lines, utf8_size
+from haversack.filesystem import (
+    MATCH_COUNT_CAP,
+    count_lines,
+    count_occurrences,
+    replaced_size,
+    utf8_size,
+)
 
 from ._config import VfsConfig
 from ._params import (
@@ -70,6 +76,16 @@ def _display(fs: Filesystem, path: str) -> str:
 
 def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
+
+
+def _more(line: str, width: int, cut_bytes: int) -> str:
+    hidden = len(line) - width if len(line) > width else 0
+    parts = []
+    if hidden:
+        parts.append(f"{hidden} more characters")
+    if cut_bytes:
+        parts.append(f"{cut_bytes} more bytes")
+    return " and ".join(parts)
 
 
 def _size(text: str) -> int:
@@ -236,7 +252,7 @@ class _VfsTools:
         p = fs.normalize(params.path)
         shown = _display(fs, p)
         old, new = params.old_string, params.new_string
-        utf8_size(old, what="old_string", path=p)
+        old_size = utf8_size(old, what="old_string", path=p)
         new_size = utf8_size(new, what="new_string", path=p)
         if not old:
             raise InvalidArgumentError(
@@ -260,13 +276,23 @@ class _VfsTools:
         if first < 0:
             raise InvalidArgumentError(self._not_found(context, shown, text, old), path=p)
         if params.replace_all:
-            count = text.count(old)
-            updated = text.replace(old, new)
+            count = text.count(old)  # linear; the size check below comes before any building
         else:
             second = text.find(old, first + 1)
             if second >= 0:
-                raise InvalidArgumentError(self._ambiguous(shown, text, old), path=p)
+                raise InvalidArgumentError(self._ambiguous(shown, text, old, first), path=p)
             count = 1
+        after = replaced_size(fs.stat(p).size, count, old_size, new_size)
+        if after > self.config.max_file_bytes:
+            raise FilesystemLimitError(
+                f"Replacing {_plural(count, 'occurrence', 'occurrences')} would make {shown} "
+                f"{after} bytes; the limit for one file is {self.config.max_file_bytes} bytes. "
+                "Replace fewer occurrences or a shorter text, or split the file.",
+                path=p,
+            )
+        if params.replace_all:
+            updated = text.replace(old, new)
+        else:
             updated = text[:first] + new + text[first + len(old) :]
         size = fs.write(p, updated, mode="overwrite")
         line = text.count("\n", 0, first) + 1
@@ -296,16 +322,26 @@ class _VfsTools:
         )
 
     @staticmethod
-    def _ambiguous(shown: str, text: str, old: str) -> str:
+    def _ambiguous(shown: str, text: str, old: str, first: int) -> str:
+        # Counted up to a small cap: each overlapping check costs len(old), so counting every
+        # occurrence of a long old_string would be quadratic.
+        count, exact = count_occurrences(text, old, start=first, cap=MATCH_COUNT_CAP)
         starts: list[int] = []
-        index = text.find(old)
-        while index >= 0 and len(starts) < 100_000:
+        index = first
+        while index >= 0 and len(starts) < 10:
             starts.append(index)
-            index = text.find(old, index + 1)  # overlapping occurrences count too
-        lines = sorted({text.count("\n", 0, start) + 1 for start in starts[:10]})
-        where = ", ".join(str(n) for n in lines) + (", ..." if len(starts) > 10 else "")
+            index = text.find(old, index + 1)
+        lines: list[int] = []
+        line, counted = 1, 0
+        for start in starts:  # one pass over the text, however many starts
+            line += text.count("\n", counted, start)
+            counted = start
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        where = ", ".join(str(n) for n in lines) + (", ..." if count > len(starts) else "")
+        amount = f"{count} times" if exact else f"at least {count} times"
         return (
-            f"old_string occurs {len(starts)} times in {shown} (at lines {where}); it must "
+            f"old_string occurs {amount} in {shown} (at lines {where}); it must "
             "match exactly once. Include more surrounding text so it is unique, or set "
             "replace_all to true to replace every occurrence."
         )
@@ -316,6 +352,7 @@ class _VfsTools:
         """Files under a directory whose path matches a pattern."""
         fs = context.filesystem
         base = fs.normalize(params.path)
+        self._check_pattern("glob pattern", params.pattern)
         found = fs.glob(params.pattern, path=base)
         limit = self.config.max_list_entries
         shown = _display(fs, base)
@@ -340,6 +377,9 @@ class _VfsTools:
                 f"max_matches must be a positive number, got {cap}; omit it for up to "
                 f"{cfg.max_grep_matches}."
             )
+        self._check_pattern("grep pattern", params.pattern)
+        if params.glob:
+            self._check_pattern("glob pattern", params.glob)
         note = ""
         if cap > cfg.max_grep_matches:
             note = f" (max_matches {cap} is above the maximum; used {cfg.max_grep_matches})"
@@ -351,8 +391,8 @@ class _VfsTools:
                 m.path,
                 m.line_number,
                 m.line
-                if len(m.line) <= width
-                else f"{m.line[:width]}[... {len(m.line) - width} more characters]",
+                if len(m.line) <= width and not m.cut_bytes
+                else f"{m.line[:width]}[... {_more(m.line, width, m.cut_bytes)}]",
             )
             for m in found.matches
         )
@@ -374,7 +414,25 @@ class _VfsTools:
             )
             if found.truncated:
                 message += " More matches exist."
-        return ToolResult.ok(GrepResult(params.pattern, hits, found.truncated), message)
+        if found.skipped_lines:
+            message += (
+                f" {_plural(found.skipped_lines, 'line was', 'lines were')} too long to search "
+                "with this regular expression within the work budget; a plain-text pattern "
+                "(no regex metacharacters) searches lines of any length."
+            )
+        if found.stopped:
+            message += f" The search {found.stopped}"
+        return ToolResult.ok(
+            GrepResult(params.pattern, hits, found.truncated, found.stopped), message
+        )
+
+    def _check_pattern(self, what: str, pattern: object) -> None:
+        limit = self.config.max_pattern_chars
+        if isinstance(pattern, str) and len(pattern) > limit:
+            raise InvalidArgumentError(
+                f"The {what} is {len(pattern)} characters long; the limit is {limit}. Use a "
+                "shorter pattern: a few distinctive words, or a path pattern such as '**/*.py'."
+            )
 
     # -- rm -----------------------------------------------------------------------------
 

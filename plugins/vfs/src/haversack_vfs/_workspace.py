@@ -32,6 +32,8 @@ def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem | Dir
 
         return DirectoryFilesystem(cfg.workspace, max_file_bytes=cfg.max_file_bytes)
     # Imported here: registering the binding must not load the filesystem (immutables, re2).
+    from haversack.filesystem import GrepBudget
+
     from ._memory import InMemoryFilesystem
     from ._mounts import load_host_mounts
 
@@ -40,6 +42,8 @@ def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem | Dir
         max_total_bytes=cfg.max_total_bytes,
         max_files=cfg.max_files,
         max_directories=cfg.max_directories,
+        grep_budget=GrepBudget(max_scan_bytes=cfg.grep_scan_bytes, max_seconds=cfg.grep_seconds),
+        max_pattern_chars=cfg.max_pattern_chars,
     )
     if cfg.mounts:
         load_host_mounts(fs, cfg.mounts, allowed_roots=cfg.allowed_host_roots)
