@@ -22,7 +22,10 @@ nox.options.sessions = ["tests", "lint", "typecheck", "versions", "docs"]
 
 ROOT = Path(__file__).resolve().parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
-PACKAGES = ["-e", "core", "-e", "plugins/planning", "-e", "plugins/vfs", "-e", "plugins/podman"]
+PACKAGES = [
+    *("-e", "core", "-e", "plugins/planning", "-e", "plugins/vfs", "-e", "plugins/podman"),
+    *("-e", "plugins/mcp"),
+]
 PYTHONS = ["3.11", "3.12", "3.13"]
 QUIET_MKDOCS = {"NO_MKDOCS_2_WARNING": "1"}  # a banner about Material's future, on every build
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._events import CallOutcome, ToolInvoked
     from ._executor import ToolExecutor
     from ._filesystem import FileStat, Filesystem, GrepMatch, GrepResult, ReadWindow, Snapshottable
+    from ._json_params import JsonArguments, json_schema_params
     from ._markdown import MarkdownSection
     from ._packs import Conflict, PackInfo, PackReport, PackStatus, compose, discover
     from ._paths import normalize_path
@@ -82,6 +83,7 @@ _EXPORTS: dict[str, str] = {
     "GrepMatch": "._filesystem",
     "GrepResult": "._filesystem",
     "HaversackError": ".errors",
+    "JsonArguments": "._json_params",
     "MarkdownSection": "._markdown",
     "NameConflictError": ".errors",
     "PackConfigError": ".errors",
@@ -129,6 +131,7 @@ _EXPORTS: dict[str, str] = {
     "compose": "._packs",
     "discover": "._packs",
     "hookimpl": ".hookspecs",
+    "json_schema_params": "._json_params",
     "normalize_path": "._paths",
     "tool": "._tool",
 }
@@ -147,6 +150,7 @@ __all__ = [
     "GrepMatch",
     "GrepResult",
     "HaversackError",
+    "JsonArguments",
     "MarkdownSection",
     "NameConflictError",
     "PackConfigError",
@@ -194,6 +198,7 @@ __all__ = [
     "compose",
     "discover",
     "hookimpl",
+    "json_schema_params",
     "normalize_path",
     "tool",
 ]
