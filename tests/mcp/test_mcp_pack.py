@@ -218,3 +218,34 @@ def test_server_everything_over_streamable_http(everything):
         proc.wait(timeout=60)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_bridged_tools_served_again_over_mcp(tmp_path):
+    """haversack serve -p mcp: an external server's tool, re-served with Haversack's checks."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    config = tmp_path / "haversack.toml"
+    command = ", ".join(f'"{part}"' for part in TIME)
+    config.write_text(f"[packs.mcp.servers.time]\ncommand = [{command}]\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAVERSACK_")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "haversack", "serve", "-p", "mcp", "--strict", "--config", str(config)],
+        env=env,
+    )
+
+    async def scenario():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["time_get_current_time"].annotations.read_only_hint is True
+            now = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
+            assert not now.is_error
+            assert '"timezone": "UTC"' in now.content[0].text
+            bad = await client.call_tool("time_get_current_time", {})
+            assert bad.is_error
+            assert "'timezone' is a required property" in bad.content[0].text
+
+    anyio.run(scenario)

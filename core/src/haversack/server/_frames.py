@@ -53,7 +53,7 @@ def decode_frame(data: bytes | str) -> SessionMessage | JSONRPCError:
             INVALID_REQUEST, f"Invalid request: the message exceeds {MAX_FRAME_BYTES} bytes."
         )
     try:
-        obj = pydantic_core.from_json(data)
+        obj = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
         reason = str(exc)
         if "recursion limit" in reason:
@@ -68,6 +68,11 @@ def decode_frame(data: bytes | str) -> SessionMessage | JSONRPCError:
         return frame_error(
             INVALID_REQUEST,
             f"Invalid request: expected a JSON-RPC message object, got {type(obj).__name__}.",
+        )
+    if "id" in obj and obj["id"] is not None and _request_id(obj) is None:
+        # Parsed leniently this would pass as a notification (no id) and never be answered.
+        return frame_error(
+            INVALID_REQUEST, "Invalid request: id must be a string, a number or null."
         )
     try:
         message = jsonrpc_message_adapter.validate_python(obj, by_name=False)

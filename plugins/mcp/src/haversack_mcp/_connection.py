@@ -188,7 +188,13 @@ class ServerConnection:
         Cancelling the awaiting task cancels the call on the server's loop, which sends the
         server ``notifications/cancelled``. Raises ``TimeoutError`` after ``timeout_s``.
         """
-        portal, client = await asyncio.to_thread(self._open)
+        opened: tuple[BlockingPortal, Any]
+        if self._portal is not None and self._client is not None:
+            opened = self._portal, self._client
+        else:
+            # Starting the server blocks (a process, a handshake): not on the caller's loop.
+            opened = await asyncio.to_thread(self._open)
+        portal, client = opened
         timeout = self.server.timeout_s
 
         async def run() -> Any:
