@@ -1,6 +1,7 @@
 """A small prompt served over stdio for the server tests (run as a script, not collected).
 
 Environment: NOTES_MARKER, a file the slow tools write when they stop;
+NOTES_CLOSED, a file each closed session's resources append a line to;
 NOTES_PROGRESS_S, the progress interval; NOTES_TRANSPORT=http serves Streamable HTTP on
 127.0.0.1 (any port, printed on stderr) with the token in $HAVERSACK_MCP_TOKEN.
 """
@@ -16,8 +17,10 @@ from pathlib import Path
 import anyio
 
 from haversack import (
+    Binding,
     MarkdownSection,
     Prompt,
+    ResourceRegistry,
     SequentialDependencyPolicy,
     Tool,
     ToolAnnotations,
@@ -27,6 +30,15 @@ from haversack import (
 from haversack.server import HttpSettings, ServeOptions, read_token, serve_http, serve_stdio
 
 MARKER = Path(os.environ.get("NOTES_MARKER", os.devnull))
+CLOSED = Path(os.environ.get("NOTES_CLOSED", os.devnull))
+
+
+class Ledger:
+    """A resource per Haversack session; its close is written to NOTES_CLOSED."""
+
+    def close(self) -> None:
+        with CLOSED.open("a") as out:
+            out.write("closed\n")
 
 
 @dataclass(frozen=True)
@@ -107,7 +119,12 @@ section = MarkdownSection(
 
 if __name__ == "__main__":
     options = ServeOptions(progress_interval_s=float(os.environ.get("NOTES_PROGRESS_S", "2")))
-    prompt = Prompt(ns="tests", key="notes", sections=[section])
+    prompt = Prompt(
+        ns="tests",
+        key="notes",
+        sections=[section],
+        resources=ResourceRegistry.of(Binding(Ledger, lambda resolver: Ledger())),
+    )
     if os.environ.get("NOTES_TRANSPORT") == "http":
         settings = HttpSettings(
             port=0, token=read_token(None), allowed_origins=("https://app.example",)

@@ -29,6 +29,7 @@ def server(tmp_path):
         NOTES_TRANSPORT="http",
         HAVERSACK_MCP_TOKEN=TOKEN,
         NOTES_MARKER=str(tmp_path / "marker"),
+        NOTES_CLOSED=str(tmp_path / "closed"),
         NOTES_PROGRESS_S="0.02",
     )
     proc = subprocess.Popen(
@@ -38,7 +39,7 @@ def server(tmp_path):
     line = proc.stderr.readline()
     match = re.search(r"at (http://\S+)", line)
     assert match, f"no URL in the server's first line: {line!r}"
-    yield match.group(1)
+    yield match.group(1), proc
     proc.terminate()
     proc.wait(timeout=HANG_GUARD_S)
     proc.stderr.close()
@@ -64,6 +65,7 @@ INIT = {
 
 
 def test_requests_without_the_token_or_from_a_foreign_origin_are_refused(server):
+    server, _ = server
     with httpx2.Client() as http:
         missing = http.post(server, json=INIT, headers=HEADERS)
         assert missing.status_code == 401
@@ -86,6 +88,7 @@ def test_requests_without_the_token_or_from_a_foreign_origin_are_refused(server)
 
 
 def test_malformed_bodies_get_json_rpc_errors(server):
+    server, _ = server
     auth = {**HEADERS, "authorization": f"Bearer {TOKEN}"}
     with httpx2.Client() as http:
         batch = http.post(server, content=b"[1, 2]", headers=auth)
@@ -100,7 +103,9 @@ def test_malformed_bodies_get_json_rpc_errors(server):
         assert big.status_code == 413
 
 
-def test_each_mcp_session_has_its_own_haversack_session(server):
+def test_each_mcp_session_has_its_own_haversack_session(server, tmp_path):
+    server, proc = server
+
     async def scenario():
         async with (
             _client() as http_a,
@@ -120,11 +125,20 @@ def test_each_mcp_session_has_its_own_haversack_session(server):
             assert added.structured_content == {"notes": 1}
             assert (await b.call_tool("count", {})).structured_content == {"notes": 0}
             assert (await a.call_tool("count", {})).structured_content == {"notes": 1}
+            # Both sessions opened their resources; none is closed while they are open.
+            assert not (tmp_path / "closed").exists()
 
     anyio.run(scenario)
+    # Stopping the server closes every session's resources (here both were deleted by
+    # their clients already, or are closed at shutdown: either way exactly once each).
+    proc.terminate()
+    proc.wait(timeout=HANG_GUARD_S)
+    assert (tmp_path / "closed").read_text() == "closed\n" * 2
 
 
 def test_a_cancelled_call_over_http_is_rolled_back_and_the_session_goes_on(server, tmp_path):
+    server, _ = server
+
     async def scenario():
         async with (
             _client() as http,
