@@ -249,3 +249,25 @@ def test_bridged_tools_served_again_over_mcp(tmp_path):
             assert "'timezone' is a required property" in bad.content[0].text
 
     anyio.run(scenario)
+
+
+def test_policies_govern_external_tools():
+    from haversack import SequentialDependencyPolicy
+
+    prompt = compose(
+        ns="t",
+        key="k",
+        packs=["mcp"],
+        config={"mcp": {"servers": {"time": {"command": TIME}}}},
+        strict=True,
+        policies=[SequentialDependencyPolicy({"time_convert_time": {"time_get_current_time"}})],
+    )
+    arguments = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+    with ToolExecutor(prompt.render(), session=Session()) as executor:
+        denied = executor.execute("time_convert_time", arguments)
+        assert not denied.success
+        assert "Denied by policy 'sequential-dependency'" in denied.message
+        assert executor.execute("time_get_current_time", {"timezone": "UTC"}).success
+        converted = executor.execute("time_convert_time", arguments)
+        assert converted.success, converted.message
+        assert "Asia/Tokyo" in converted.message
