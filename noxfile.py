@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 PACKAGES = [
     *("-e", "core", "-e", "plugins/planning", "-e", "plugins/vfs", "-e", "plugins/podman"),
+    *("-e", "plugins/mcp"),
     *("-e", "examples/demo"),
 ]
 PYTHONS = ["3.11", "3.12", "3.13"]

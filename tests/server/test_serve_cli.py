@@ -74,3 +74,67 @@ def test_serve_with_a_workspace_lets_the_client_edit_the_project(tmp_path):
     anyio.run(scenario)
     assert (project / "app.py").read_text() == "answer = 42\n"
     assert (project / "docs" / "notes.md").read_text() == "# Notes\n"
+
+
+def test_serve_http_with_a_token_file_and_the_default_client_mode(tmp_path):
+    import re
+    import subprocess
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    token = "file-token-0123456789abcdef"
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAVERSACK_")}
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "haversack", "serve", "-p", "planning"),
+            *("--transport", "http", "--port", "0", "--token-file", str(token_file)),
+        ],
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        url = re.search(r"at (http://\S+)", proc.stderr.readline()).group(1)
+
+        async def scenario():
+            headers = {"Authorization": f"Bearer {token}"}
+            async with (
+                create_mcp_http_client(headers=headers) as http,
+                # mode="auto" probes server/discover first; the server declines it, so the
+                # client falls back to the initialize handshake and gets a session.
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                assert client.protocol_version == "2025-11-25"
+                made = await client.call_tool("planning_setup_plan", {"objective": "Ship it"})
+                assert not made.is_error
+                read_back = await client.call_tool("planning_read_plan", {})
+                assert "Ship it" in read_back.content[0].text
+                assert read_back.structured_content["objective"] == "Ship it"
+
+        anyio.run(scenario)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        proc.stderr.close()
+
+
+def test_serve_http_refuses_a_public_address_without_a_token():
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAVERSACK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "haversack", "serve", "--transport", "http", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "without authentication" in done.stderr
+    assert "HAVERSACK_MCP_TOKEN" in done.stderr

@@ -83,3 +83,41 @@ def test_serve_all_three_packs_with_the_sandbox(tmp_path):
     anyio.run(scenario)
     # The server closed its resources on exit: no workspace is left behind.
     assert list((tmp_path / "workspaces").iterdir()) == []
+
+
+def test_a_cancelled_shell_command_is_rolled_back_and_the_session_goes_on(tmp_path):
+    params = _params(tmp_path)
+    params.args.extend(["--progress-interval", "0.1"])
+
+    async def scenario() -> None:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            running = anyio.Event()
+
+            async def on_progress(progress, total, message):
+                running.set()
+
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    await client.call_tool(
+                        "shell_execute",
+                        {"command": "echo half > partial.txt; sleep 2"},
+                        progress_callback=on_progress,
+                    )
+
+                tg.start_soon(call)
+                await running.wait()
+                tg.cancel_scope.cancel()
+
+            # The cancelled command's file is rolled back; the session goes on.
+            listing = await client.call_tool("ls", {"path": ""})
+            assert not listing.is_error, _text(listing)
+            assert "partial.txt" not in _text(listing)
+            echoed = await client.call_tool("shell_execute", {"command": "echo after"})
+            assert "after" in _text(echoed)
+
+    anyio.run(scenario)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._deadline import Deadline
     from ._events import CallOutcome, ToolInvoked, ToolLog
     from ._executor import ToolExecutor
+    from ._json_params import JsonArguments, json_schema_params
     from ._markdown import MarkdownSection
     from ._packs import Conflict, PackInfo, PackReport, PackStatus, compose, discover
     from ._policy import PolicyDecision, ToolPolicy
@@ -96,6 +97,7 @@ _EXPORTS: dict[str, str] = {
     "GrepMatch": ".filesystem",
     "GrepResult": ".filesystem",
     "HaversackError": ".errors",
+    "JsonArguments": "._json_params",
     "MarkdownSection": "._markdown",
     "NameConflictError": ".errors",
     "PackConfigError": ".errors",
@@ -146,6 +148,7 @@ _EXPORTS: dict[str, str] = {
     "compose": "._packs",
     "discover": "._packs",
     "hookimpl": ".hookspecs",
+    "json_schema_params": "._json_params",
     "normalize_path": ".filesystem",
     "tool": "._tool",
 }
@@ -168,6 +171,7 @@ __all__ = [
     "GrepMatch",
     "GrepResult",
     "HaversackError",
+    "JsonArguments",
     "MarkdownSection",
     "NameConflictError",
     "PackConfigError",
@@ -218,6 +222,7 @@ __all__ = [
     "compose",
     "discover",
     "hookimpl",
+    "json_schema_params",
     "normalize_path",
     "tool",
 ]

@@ -1,4 +1,4 @@
-"""``haversack serve``: the composed prompt as an MCP server over stdio."""
+"""``haversack serve``: the composed prompt as an MCP server over stdio or Streamable HTTP."""
 
 from __future__ import annotations
 
@@ -6,20 +6,49 @@ import argparse
 
 from haversack.cli._common import compose_from
 
-HELP = "serve the installed packs' tools over MCP (stdio); needs haversack[mcp]"
+HELP = "serve the installed packs' tools over MCP (stdio or HTTP); needs haversack[mcp]"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--name``: the server name MCP clients show."""
+    """``--name``, ``--transport``, and the HTTP options (host, port, token, origins)."""
     parser.add_argument("--name", default="haversack", help="server name shown to MCP clients")
+    parser.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default; the client starts the server) or Streamable HTTP",
+    )
+    http = parser.add_argument_group("HTTP transport")
+    http.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    http.add_argument("--port", type=int, default=8000, help="port to listen on (8000; 0: any)")
+    http.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="file whose first line is the bearer token clients must send "
+        "(default: $HAVERSACK_MCP_TOKEN; required unless the host is loopback)",
+    )
+    http.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="browser origin allowed besides loopback ones, e.g. https://app.example (repeatable)",
+    )
+    parser.add_argument(
+        "--progress-interval",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="how often a running call reports progress to clients that ask (2)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compose the prompt, then serve it until the client disconnects."""
+    """Compose the prompt, then serve it until the client disconnects (or Ctrl-C)."""
     try:
         import anyio
 
-        from haversack.server import serve_stdio
+        from haversack.server import ServeOptions, serve_stdio
     except ImportError as exc:
         from haversack.errors import HaversackError
 
@@ -27,6 +56,21 @@ def run(args: argparse.Namespace) -> int:
             f"The MCP server needs the 'mcp' package ({exc}); install it with: "
             "pip install 'haversack[mcp]'"
         ) from exc
+    options = ServeOptions(progress_interval_s=args.progress_interval)
+    if args.transport == "stdio":
+        prompt = compose_from(args)
+        anyio.run(lambda: serve_stdio(prompt, name=args.name, options=options))
+        return 0
+    from haversack.server import HttpSettings, read_token, serve_http
+
+    # Settings first: a missing token is reported before packs are loaded.
+    settings = HttpSettings(
+        host=args.host,
+        port=args.port,
+        token=read_token(args.token_file),
+        allowed_origins=tuple(args.allow_origin),
+    )
     prompt = compose_from(args)
-    anyio.run(lambda: serve_stdio(prompt, name=args.name))
+    # uvicorn turns SIGINT/SIGTERM into a graceful shutdown that closes every session.
+    anyio.run(lambda: serve_http(prompt, settings, name=args.name, options=options))
     return 0

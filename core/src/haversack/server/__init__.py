@@ -2,6 +2,18 @@
 
 from __future__ import annotations
 
-from ._mcp import build_server, serve_stdio
+from ._http import TOKEN_ENV, HttpSettings, http_app, read_token, serve_http
+from ._interrupt import ToolCallCancelled
+from ._mcp import ServeOptions, build_server, serve_stdio
 
-__all__ = ["build_server", "serve_stdio"]
+__all__ = [
+    "TOKEN_ENV",
+    "HttpSettings",
+    "ServeOptions",
+    "ToolCallCancelled",
+    "build_server",
+    "http_app",
+    "read_token",
+    "serve_http",
+    "serve_stdio",
+]

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from haversack._executor import ToolExecutor
 from haversack._session import Session
 from haversack.adapters import mcp as mcp_format
+from haversack.errors import HaversackError
+
+from ._interrupt import run_interruptibly
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from haversack._prompt import Prompt
+    from haversack._prompt import Prompt, RenderedPrompt
+    from haversack._result import ToolResult
+    from haversack._tool import Tool
 
-__all__ = ["build_server", "serve_stdio"]
+__all__ = ["ServeOptions", "build_server", "serve_stdio"]
 
 _INSTALL_HINT = "The MCP server needs the 'mcp' package: pip install 'haversack[mcp]'."
+_STATE_KEY = "haversack.connection"
 
 
 def _import_mcp() -> Any:
@@ -28,49 +36,156 @@ def _import_mcp() -> Any:
     return types
 
 
-class _Connection:
-    """One client connection: its own session and executor, closed when it ends."""
+@dataclass(frozen=True)
+class ServeOptions:
+    """How the server runs calls.
 
-    def __init__(self, executor: ToolExecutor) -> None:
+    ``progress_interval_s``: while a call runs and the client asked for progress (sent a
+    progress token), a ``notifications/progress`` goes out this often. ``cancel_grace_s``:
+    how long a cancelled call that runs in a thread gets to stop and roll back before the
+    server stops waiting for it.
+    """
+
+    progress_interval_s: float = 2.0
+    cancel_grace_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not self.progress_interval_s > 0:
+            raise HaversackError(
+                f"ServeOptions.progress_interval_s must be positive, got "
+                f"{self.progress_interval_s!r}."
+            )
+        if not self.cancel_grace_s > 0:
+            raise HaversackError(
+                f"ServeOptions.cancel_grace_s must be positive, got {self.cancel_grace_s!r}."
+            )
+
+
+class _Connection:
+    """One MCP session's executor over its own Haversack session, opened on first use."""
+
+    def __init__(self) -> None:
         import anyio
 
-        self.executor = executor
-        # One call at a time: each call is a transaction over the connection's session.
-        self.lock = anyio.Lock()
+        self.executor: ToolExecutor | None = None
+        self.opening = anyio.Lock()
 
 
-def build_server(prompt: Prompt, *, name: str | None = None) -> Server[Any]:
-    """An MCP ``Server`` for ``prompt``: tools with annotations, the rendered text as the
-    server instructions and as an MCP prompt, one session per connection.
+@dataclass
+class _Served:
+    """What every connection of one server shares: the rendered prompt and its MCP view."""
+
+    rendered: RenderedPrompt
+    options: ServeOptions
+    tools: list[Any]
+    validators: dict[str, Any] = field(default_factory=dict)
+
+    async def executor_for(self, ctx: Any) -> ToolExecutor:
+        """The executor of ``ctx``'s connection, opened lazily and closed with it."""
+        import anyio
+
+        # The SDK keeps per-connection state and teardown on the Connection (its exit stack
+        # is "where per-connection cleanup belongs"), reachable from a handler only via the
+        # request's session.
+        connection = ctx.session._connection
+        state: _Connection = connection.state.setdefault(_STATE_KEY, _Connection())
+        async with state.opening:
+            if state.executor is None:
+                # Opening resources may start a sandbox: keep the protocol loop responsive.
+                executor = await anyio.to_thread.run_sync(
+                    lambda: ToolExecutor(self.rendered, session=Session())
+                )
+                state.executor = executor
+
+                async def close() -> None:
+                    await anyio.to_thread.run_sync(executor.close)
+
+                connection.exit_stack.push_async_callback(close)
+            return state.executor
+
+    def validate(self, tool: Tool[Any, Any], structured: dict[str, Any]) -> str | None:
+        """Why ``structured`` does not match the tool's ``outputSchema``, or ``None``."""
+        validator = self.validators.get(tool.name)
+        if validator is None:
+            from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+            validator = Draft202012Validator(mcp_format.output_schema(tool))
+            self.validators[tool.name] = validator
+        error = next(iter(validator.iter_errors(structured)), None)
+        return None if error is None else error.message
+
+
+@asynccontextmanager
+async def _progress(ctx: Any, name: str, interval_s: float) -> AsyncIterator[None]:
+    """Send ``notifications/progress`` every ``interval_s`` while the body runs, when the
+    client asked for progress on this request."""
+    import anyio
+    from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
+
+    if progress_token_from_params(ctx.params) is None:
+        yield
+        return
+    start = time.monotonic()
+
+    async def beat() -> None:
+        while True:
+            await anyio.sleep(interval_s)
+            elapsed = time.monotonic() - start
+            await ctx.session.report_progress(elapsed, None, f"{name} running for {elapsed:.1f} s")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(beat)
+        try:
+            yield
+        finally:
+            tg.cancel_scope.cancel()
+
+
+def build_server(
+    prompt: Prompt, *, name: str | None = None, options: ServeOptions | None = None
+) -> Server[Any]:
+    """An MCP ``Server`` for ``prompt``: tools with titles, annotations and output schemas,
+    the rendered text as the server instructions and as an MCP prompt, one Haversack
+    session per MCP session (per stdio process, per HTTP ``Mcp-Session-Id``).
 
     Tool failures come back as ``isError`` results the model can read, never as protocol
-    errors.
+    errors. A cancelled call (``notifications/cancelled``, or the client going away) is
+    stopped and rolled back, and gets no response. The server speaks the handshake
+    protocol versions (up to 2025-11-25): the stateless 2026-07-28 era has no session to
+    keep a workspace in, so ``server/discover`` is not served and clients fall back to
+    ``initialize``.
     """
     types = _import_mcp()
-    import anyio
-    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_REQUEST, METHOD_NOT_FOUND, RequestParams
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+    opts = options or ServeOptions()
     rendered = prompt.render()
     tools = [types.Tool.model_validate(item) for item in mcp_format.tools(rendered)]
     prompt_name = f"{prompt.ns}/{prompt.key}"
+    served = _Served(rendered, opts, tools)
 
     @asynccontextmanager
-    async def lifespan(_: Server[Any]) -> AsyncIterator[_Connection]:
-        with ToolExecutor(rendered, session=Session()) as executor:
-            yield _Connection(executor)
+    async def lifespan(_: Server[Any]) -> AsyncIterator[_Served]:
+        yield served
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
-        connection: _Connection = ctx.lifespan_context
-        arguments = params.arguments if params.arguments is not None else {}
-        async with connection.lock:
-            # Handlers may block (a sandbox command); keep the protocol loop responsive.
-            result = await anyio.to_thread.run_sync(
-                lambda: connection.executor.execute(params.name, arguments)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            raise MCPError(
+                code=INVALID_REQUEST,
+                message="This server keeps a session (plans, workspace) per MCP session; "
+                "connect with the initialize handshake (protocol 2025-11-25 or earlier).",
             )
-        return types.CallToolResult.model_validate(mcp_format.call_result(result))
+        executor = await served.executor_for(ctx)
+        arguments = params.arguments if params.arguments is not None else {}
+        tool = rendered.tool(params.name) if isinstance(params.name, str) else None
+        async with _progress(ctx, params.name, opts.progress_interval_s):
+            result = await _execute(executor, tool, params.name, arguments, opts)
+        return types.CallToolResult.model_validate(_call_result(served, tool, result))
 
     async def on_list_prompts(ctx: Any, params: Any) -> Any:
         return types.ListPromptsResult(
@@ -81,7 +196,10 @@ def build_server(prompt: Prompt, *, name: str | None = None) -> Server[Any]:
 
     async def on_get_prompt(ctx: Any, params: Any) -> Any:
         if params.name != prompt_name:
-            raise ValueError(f"Unknown prompt {params.name!r}; this server has {prompt_name!r}.")
+            raise MCPError(
+                code=-32602,
+                message=f"Unknown prompt {params.name!r}; this server has {prompt_name!r}.",
+            )
         return types.GetPromptResult(
             description=prompt.name,
             messages=[
@@ -91,9 +209,12 @@ def build_server(prompt: Prompt, *, name: str | None = None) -> Server[Any]:
             ],
         )
 
+    async def no_discover(ctx: Any, params: Any) -> Any:
+        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data="server/discover")
+
     from importlib.metadata import version
 
-    return Server(
+    server: Server[Any] = _server_class()(
         name or "haversack",
         version=version("haversack"),
         instructions=rendered.text,
@@ -103,13 +224,74 @@ def build_server(prompt: Prompt, *, name: str | None = None) -> Server[Any]:
         on_list_prompts=on_list_prompts,
         on_get_prompt=on_get_prompt,
     )
+    server.add_request_handler("server/discover", RequestParams, no_discover)
+    return server
 
 
-async def serve_stdio(prompt: Prompt, *, name: str | None = None) -> None:
-    """Serve ``prompt`` over stdio until the client disconnects."""
+def _server_class() -> Any:
+    from mcp.server.lowlevel import Server
+
+    return Server
+
+
+async def _execute(
+    executor: ToolExecutor,
+    tool: Tool[Any, Any] | None,
+    name: str,
+    arguments: Any,
+    opts: ServeOptions,
+) -> ToolResult[Any]:
+    """One call; cancelling the awaiting task stops the tool and rolls the call back.
+
+    An async handler runs on the loop, so cancellation reaches it as ``CancelledError``;
+    a sync one runs in its own thread and gets :class:`ToolCallCancelled` raised in it.
+    Either way the executor restores the snapshot, records the call as aborted and
+    re-raises, and the dispatcher sends no response for a call the client cancelled.
+    """
+    if tool is not None and tool.is_async:
+        return await executor.aexecute(name, arguments)
+    return await run_interruptibly(
+        lambda: executor.execute(name, arguments),
+        name=f"haversack tool {name}",
+        grace_s=opts.cancel_grace_s,
+    )
+
+
+def _call_result(served: _Served, tool: Tool[Any, Any] | None, result: ToolResult[Any]) -> Any:
+    out = mcp_format.call_result(result, tool)
+    structured = out.get("structuredContent")
+    if tool is not None and structured is not None:
+        problem = served.validate(tool, structured)
+        if problem is not None:
+            # A client rejects a result whose structuredContent breaks the declared schema;
+            # say which tool is at fault instead.
+            return {
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"Tool {tool.name!r} returned a value that does not match its "
+                        f"declared output schema ({problem}); this is a bug in the tool.\n"
+                        + result.render(),
+                    }
+                ],
+                "isError": True,
+            }
+    return out
+
+
+async def serve_stdio(
+    prompt: Prompt, *, name: str | None = None, options: ServeOptions | None = None
+) -> None:
+    """Serve ``prompt`` over stdio until the client disconnects (stdin closes).
+
+    Malformed frames are answered with JSON-RPC errors (-32700, -32600); a disconnect
+    cancels the running call, rolls it back and closes the session's resources.
+    """
     _import_mcp()
-    from mcp.server.stdio import stdio_server
+    from mcp.server.runner import serve_loop
 
-    server = build_server(prompt, name=name)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    from ._stdio import stdio_streams
+
+    server = build_server(prompt, name=name, options=options)
+    async with server.lifespan(server) as state, stdio_streams() as (read, write):
+        await serve_loop(server, read, write, lifespan_state=state)

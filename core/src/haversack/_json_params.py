@@ -1,0 +1,116 @@
+"""``json_schema_params``: a params type for a tool described by a JSON Schema, not a dataclass."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .errors import PromptValidationError
+
+__all__ = ["JsonArguments", "json_schema_params"]
+
+Validate = Callable[[dict[str, Any]], "str | None"]
+
+_MAX_INLINE_DEPTH = 32
+
+
+@dataclasses.dataclass(frozen=True)
+class JsonArguments:
+    """The validated arguments of a schema-defined tool, as the decoded JSON object."""
+
+    arguments: dict[str, Any]
+
+
+def json_schema_params(
+    name: str, schema: Mapping[str, Any], validate: Validate | None = None
+) -> type[JsonArguments]:
+    """A params type (``Tool[json_schema_params(...), R]``) whose schema is ``schema``.
+
+    For tools whose parameters come as a JSON Schema (an external MCP server's
+    ``inputSchema``): providers are sent ``schema`` (local ``$ref``\\ s inlined, titles
+    dropped, as for dataclasses), and the executor hands the handler a
+    :class:`JsonArguments` holding the decoded object. ``validate(obj)`` returns why
+    ``obj`` does not match (``None`` when it does); without it any JSON object is
+    accepted. The schema must describe an object (``"type": "object"``).
+    """
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        raise PromptValidationError(
+            f"The input schema of {name!r} must be a JSON Schema object with "
+            f'"type": "object", got {_preview(schema)}.'
+        )
+    inlined = _inline_refs(dict(copy.deepcopy(schema)), name)
+    inlined.setdefault("type", "object")
+    inlined.setdefault("properties", {})
+
+    def core_schema(owner: Any, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        def check(value: Any) -> JsonArguments:
+            # A ValueError's words become the whole message (serde reports it as is).
+            if not isinstance(value, dict):
+                raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+            problem = validate(value) if validate is not None else None
+            if problem is not None:
+                raise ValueError(problem)
+            made: JsonArguments = cls(value)
+            return made
+
+        return core_schema.no_info_plain_validator_function(check)
+
+    def json_schema(owner: Any, core: Any, handler: Any) -> dict[str, Any]:
+        return copy.deepcopy(inlined)
+
+    cls: type[JsonArguments] = dataclasses.make_dataclass(
+        f"{_class_name(name)}Arguments",
+        [],
+        bases=(JsonArguments,),
+        frozen=True,
+        namespace={
+            "__get_pydantic_core_schema__": classmethod(core_schema),
+            "__get_pydantic_json_schema__": classmethod(json_schema),
+            "__module__": __name__,
+        },
+    )
+    return cls
+
+
+def _class_name(name: str) -> str:
+    return "".join(part.capitalize() for part in name.replace("-", "_").split("_") if part)
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _inline_refs(schema: dict[str, Any], name: str) -> dict[str, Any]:
+    """``schema`` with its local ``#/$defs/...`` (and ``#/definitions/...``) refs inlined.
+
+    Providers want self-contained schemas. A recursive reference cannot be inlined: past
+    a fixed depth it becomes ``{}`` (any value), and the tool's own validation still
+    checks the real schema.
+    """
+    defs: dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        found = schema.pop(key, None)
+        if isinstance(found, dict):
+            defs.update({f"#/{key}/{k}": v for k, v in found.items()})
+
+    def walk(node: Any, depth: int) -> Any:
+        if isinstance(node, list):
+            return [walk(item, depth) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in defs:
+            if depth >= _MAX_INLINE_DEPTH:
+                return {}
+            rest = {k: walk(v, depth) for k, v in node.items() if k != "$ref"}
+            return {**walk(defs[ref], depth + 1), **rest}
+        return {k: walk(v, depth) for k, v in node.items()}
+
+    result = walk(schema, 0)
+    assert isinstance(result, dict)
+    return result

@@ -1,0 +1,276 @@
+"""The Streamable HTTP transport: bearer-token authentication, an Origin check, one
+Haversack session per MCP session."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from haversack.errors import HaversackError
+
+from ._frames import MAX_FRAME_BYTES, decode_frame
+
+if TYPE_CHECKING:
+    from haversack._prompt import Prompt
+
+    from ._mcp import ServeOptions
+
+__all__ = ["TOKEN_ENV", "HttpSettings", "http_app", "read_token", "serve_http"]
+
+TOKEN_ENV = "HAVERSACK_MCP_TOKEN"  # noqa: S105 - the variable's name, not a secret
+"""The environment variable ``haversack serve --transport http`` reads its bearer token from."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """Where and how the HTTP transport listens.
+
+    ``token``: the bearer token every request must carry (``Authorization: Bearer ...``);
+    ``None`` serves without authentication, which is allowed on a loopback host only.
+    ``allowed_origins``: browser origins allowed besides the loopback ones (a request
+    without an ``Origin`` header is not from a browser page and is allowed; one from any
+    other origin gets 403, which is what stops DNS-rebinding pages). ``path``: where the
+    MCP endpoint is mounted.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    token: str | None = None
+    allowed_origins: Sequence[str] = ()
+    path: str = "/mcp"
+
+    def __post_init__(self) -> None:
+        if self.token is None and not is_loopback(self.host):
+            raise HaversackError(
+                f"Refusing to serve MCP over HTTP on {self.host!r} without authentication: "
+                f"set a bearer token ({TOKEN_ENV}=... or --token-file PATH), or listen on "
+                "127.0.0.1."
+            )
+        if self.token is not None and len(self.token) < 16:
+            raise HaversackError(
+                "The MCP bearer token is shorter than 16 characters; use a long random one "
+                "(for example: python -c 'import secrets; print(secrets.token_urlsafe(32))')."
+            )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(
+    token_file: str | None, environ: MutableMapping[str, str] | None = None
+) -> str | None:
+    """The bearer token: ``token_file``'s first line if given, else ``$HAVERSACK_MCP_TOKEN``."""
+    env = os.environ if environ is None else environ
+    if token_file is not None:
+        path = Path(token_file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise HaversackError(
+                f"Cannot read the MCP token file {str(path)!r}: {exc.strerror or exc}."
+            ) from exc
+        token = text.strip().splitlines()[0].strip() if text.strip() else ""
+        if not token:
+            raise HaversackError(f"The MCP token file {str(path)!r} is empty.")
+        return token
+    value = env.get(TOKEN_ENV, "").strip()
+    return value or None
+
+
+def _origin_allowed(origin: str, extra: Sequence[str]) -> bool:
+    for allowed in (*extra, *(f"http://{n}" for n in _LOOPBACK_NAMES)):
+        if origin == allowed or (
+            origin.startswith(allowed + ":") and origin[len(allowed) + 1 :].isdigit()
+        ):
+            return True
+    return False
+
+
+async def _respond(
+    send: Send, status: int, body: dict[str, Any] | str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    if isinstance(body, str):
+        data, kind = body.encode(), b"text/plain; charset=utf-8"
+    else:
+        data, kind = json.dumps(body).encode(), b"application/json"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", kind),
+                (b"content-length", str(len(data)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+def _guard(app: ASGIApp, settings: HttpSettings) -> ASGIApp:
+    """Check the Origin and the bearer token, then answer malformed JSON-RPC bodies, before
+    the SDK's transport sees the request (which checks the Host header)."""
+    expected = None if settings.token is None else settings.token.encode()
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        origin = headers.get(b"origin")
+        if origin is not None and not _origin_allowed(
+            origin.decode("latin-1"), settings.allowed_origins
+        ):
+            await _respond(
+                send,
+                403,
+                f"Origin {origin.decode('latin-1')!r} is not allowed; start the server with "
+                "--allow-origin ORIGIN to allow it.",
+            )
+            return
+        if expected is not None:
+            given = headers.get(b"authorization", b"")
+            scheme, _, credential = given.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), expected):
+                await _respond(
+                    send,
+                    401,
+                    "Missing or wrong bearer token: send 'Authorization: Bearer <token>' with "
+                    f"the token the server was started with ({TOKEN_ENV} or --token-file).",
+                    [(b"www-authenticate", b'Bearer realm="haversack"')],
+                )
+                return
+        if scope.get("method") != "POST":
+            await app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_FRAME_BYTES:
+                await _respond(send, 413, f"The request body exceeds {MAX_FRAME_BYTES} bytes.")
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        from mcp.shared.message import SessionMessage
+
+        decoded = decode_frame(body)
+        if not isinstance(decoded, SessionMessage):
+            await _respond(
+                send, 400, decoded.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            )
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return guarded
+
+
+def http_app(
+    prompt: Prompt,
+    settings: HttpSettings,
+    *,
+    name: str | None = None,
+    options: ServeOptions | None = None,
+) -> ASGIApp:
+    """The ASGI application serving ``prompt`` over Streamable HTTP at ``settings.path``.
+
+    Each MCP session (``Mcp-Session-Id``) gets its own Haversack session and resources,
+    closed when the client deletes the session, after 30 idle minutes, or at shutdown.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from ._mcp import build_server
+
+    server = build_server(prompt, name=name, options=options)
+    host_patterns = [f"{n}:*" for n in _LOOPBACK_NAMES] + list(_LOOPBACK_NAMES)
+    if not is_loopback(settings.host):
+        host_patterns += [settings.host, f"{settings.host}:*"]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=host_patterns,
+        # The guard checked the Origin already; this second check agrees with it.
+        allowed_origins=[
+            *settings.allowed_origins,
+            *(f"http://{n}" for n in _LOOPBACK_NAMES),
+            *(f"http://{n}:*" for n in _LOOPBACK_NAMES),
+        ],
+    )
+    app = server.streamable_http_app(
+        streamable_http_path=settings.path,
+        transport_security=security,
+        host=settings.host,
+    )
+    return _guard(app, settings)
+
+
+async def serve_http(
+    prompt: Prompt,
+    settings: HttpSettings,
+    *,
+    name: str | None = None,
+    options: ServeOptions | None = None,
+) -> None:
+    """Serve ``prompt`` over Streamable HTTP until interrupted.
+
+    Prints ``haversack: MCP over HTTP at http://HOST:PORT/mcp`` on stderr once listening
+    (with the real port when ``settings.port`` is 0).
+    """
+    import socket
+
+    import uvicorn
+
+    app = http_app(prompt, settings, name=name, options=options)
+    family = socket.AF_INET6 if ":" in settings.host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((settings.host.strip("[]"), settings.port))
+    # Listening before the address is printed: a client that connects at once waits in the
+    # backlog until uvicorn accepts, instead of being refused.
+    sock.listen(2048)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
+    host = f"[{settings.host.strip('[]')}]" if family == socket.AF_INET6 else settings.host
+    print(
+        f"haversack: MCP over HTTP at http://{host}:{port}{settings.path}",
+        file=sys.stderr,
+        flush=True,
+    )
+    await server.serve(sockets=[sock])

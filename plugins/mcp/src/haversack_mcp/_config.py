@@ -1,0 +1,102 @@
+"""``McpConfig``: the external servers the pack connects to."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from haversack.errors import PackConfigError
+
+__all__ = ["McpConfig", "McpServer"]
+
+_SERVER_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+
+@dataclass(frozen=True, slots=True)
+class McpServer:
+    """One external MCP server: a command to start (stdio) or a URL (Streamable HTTP)."""
+
+    command: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "description": "Program and arguments of a stdio server, e.g. "
+            '["mcp-server-time", "--local-timezone", "UTC"].'
+        },
+    )
+    url: str = field(
+        default="",
+        metadata={"description": "URL of a Streamable HTTP server (instead of command)."},
+    )
+    env: dict[str, str] = field(
+        default_factory=dict,
+        metadata={
+            "description": "Environment variables for a stdio server, added to the "
+            "SDK's safe default environment (PATH, HOME, ...)."
+        },
+    )
+    cwd: str = field(default="", metadata={"description": "Working directory of a stdio server."})
+    headers: dict[str, str] = field(
+        default_factory=dict,
+        metadata={"description": "HTTP headers for a URL server, e.g. Authorization."},
+    )
+    prefix: str = field(
+        default="",
+        metadata={
+            "description": "Prepended to every tool name (default: the server's name "
+            "and '_'); an empty string is written as prefix = \"-\"."
+        },
+    )
+    tools: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "description": "Only these tools of the server (by the server's names); empty for all."
+        },
+    )
+    exclude_tools: tuple[str, ...] = field(
+        default=(), metadata={"description": "Tools of the server to leave out."}
+    )
+    timeout_s: float = field(
+        default=60.0, metadata={"description": "Longest a tool call may take."}
+    )
+    startup_timeout_s: float = field(
+        default=30.0,
+        metadata={"description": "Longest starting the server and listing its tools may take."},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class McpConfig:
+    """Options of the MCP pack (``[tool.haversack.packs.mcp.servers.NAME]``).
+
+    With no servers the pack contributes nothing.
+    """
+
+    servers: dict[str, McpServer] = field(
+        default_factory=dict,
+        metadata={"description": "The external MCP servers, by a short name."},
+    )
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        for name, server in self.servers.items():
+            where = f"servers.{name}"
+            if not _SERVER_NAME.fullmatch(name):
+                problems.append(
+                    f"{where}: the name must be 1-32 lowercase letters, digits, '_' or '-', "
+                    "starting with a letter"
+                )
+            if bool(server.command) == bool(server.url):
+                problems.append(f"{where}: give exactly one of command (stdio) or url (HTTP)")
+            if server.url and not server.url.startswith(("http://", "https://")):
+                problems.append(f"{where}: url must start with http:// or https://")
+            for what, value in (
+                ("timeout_s", server.timeout_s),
+                ("startup_timeout_s", server.startup_timeout_s),
+            ):
+                if not (math.isfinite(value) and value > 0):
+                    problems.append(f"{where}: {what} must be a positive number of seconds")
+        if problems:
+            raise PackConfigError(
+                "Invalid MCP pack configuration: " + "; ".join(problems) + ".", pack="mcp"
+            )

@@ -1,0 +1,191 @@
+"""One server's section: its tools as Haversack tools, with their schemas and annotations."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from haversack import (
+    JsonArguments,
+    MarkdownSection,
+    Tool,
+    ToolAnnotations,
+    ToolContext,
+    ToolResult,
+    json_schema_params,
+)
+
+from ._connection import McpConnections, where
+from ._errors import McpServerError
+
+if TYPE_CHECKING:
+    from ._config import McpServer
+    from ._connection import Listing
+
+__all__ = ["server_section", "tool_name"]
+
+_INVALID = re.compile(r"[^a-z0-9_-]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_MAX_INSTRUCTIONS = 4000
+_MAX_DESCRIPTION = 200
+
+
+def tool_name(prefix: str, original: str) -> str:
+    """The Haversack name of a server's tool: prefix + the name in lowercase snake case
+    (``getTinyImage`` -> ``get_tiny_image``; other characters become ``_``)."""
+    snake = _CAMEL.sub("_", original).lower()
+    return prefix + _INVALID.sub("_", snake).strip("_")
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    from jsonschema import validators  # type: ignore[import-untyped]
+
+    try:
+        cls = validators.validator_for(schema)
+        cls.check_schema(schema)
+        checker = cls(schema)
+    except Exception:  # noqa: BLE001 - an invalid schema: the server validates its input
+        return None
+
+    def validate(value: dict[str, Any]) -> str | None:
+        error = next(iter(checker.iter_errors(value)), None)
+        if error is None:
+            return None
+        at = ".".join(str(p) for p in error.absolute_path)
+        return f"field '{at}': {error.message}" if at else error.message
+
+    return validate
+
+
+def _annotations(tool: Any) -> ToolAnnotations:
+    hints = tool.annotations
+    if hints is None:
+        # MCP's defaults: not read-only, destructive, open-world.
+        return ToolAnnotations(read_only=False, open_world=True)
+    return ToolAnnotations(
+        read_only=bool(hints.read_only_hint),
+        destructive=hints.destructive_hint,
+        idempotent=hints.idempotent_hint,
+        open_world=True if hints.open_world_hint is None else hints.open_world_hint,
+    )
+
+
+def render_content(result: Any) -> str:
+    """The text of a ``CallToolResult``: text blocks as they are, other blocks described,
+    ``structuredContent`` as JSON when there is no text."""
+    parts: list[str] = []
+    for block in result.content:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            size = len(getattr(block, "data", "") or "")
+            parts.append(f"[{kind} {block.mime_type}, {size} base64 characters not shown]")
+        elif kind == "resource_link":
+            parts.append(f"[resource link {block.uri}]")
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            parts.append(text if text is not None else f"[binary resource {resource.uri}]")
+        else:
+            parts.append(f"[{kind or 'unknown'} content not shown]")
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def _handler(server: str, tool: str) -> Any:
+    async def handler(params: JsonArguments, *, context: ToolContext) -> ToolResult[None]:
+        from mcp.shared.exceptions import MCPError
+
+        connection = context.resources.get(McpConnections).get(server)
+        try:
+            result = await connection.call(tool, params.arguments)
+        except TimeoutError:
+            return ToolResult.error(
+                f"{where(server, connection.server)} did not finish {tool!r} within "
+                f"{connection.server.timeout_s:g} s; the call was cancelled on the server."
+            )
+        except McpServerError as exc:
+            return ToolResult.error(str(exc))
+        except MCPError as exc:
+            return ToolResult.error(
+                f"{where(server, connection.server)} refused {tool!r}: {exc.message} "
+                f"(JSON-RPC error {exc.code})."
+            )
+        text = render_content(result)
+        if result.is_error:
+            return ToolResult.error(text or f"{tool!r} failed on MCP server {server!r}.")
+        return ToolResult.ok(None, text)
+
+    return handler
+
+
+def server_section(name: str, server: McpServer, listing: Listing) -> MarkdownSection[None]:
+    """The section of the server configured as ``name``: its selected tools, the server's
+    instructions, and what a failed call does and does not undo."""
+    prefix = "" if server.prefix == "-" else (server.prefix or f"{name}_")
+    offered = {t.name: t for t in listing.tools}
+    for wanted in (*server.tools, *server.exclude_tools):
+        if wanted not in offered:
+            raise McpServerError(
+                f"The MCP pack's servers.{name} names tool {wanted!r}, which "
+                f"{where(name, server)} does not offer; it offers: "
+                f"{', '.join(sorted(offered)) or 'no tools'}.",
+                pack="mcp",
+            )
+    selected = [
+        t
+        for t in listing.tools
+        if (not server.tools or t.name in server.tools) and t.name not in server.exclude_tools
+    ]
+    tools: list[Tool[Any, Any]] = []
+    seen: dict[str, str] = {}
+    for item in selected:
+        local = tool_name(prefix, item.name)
+        if local in seen:
+            raise McpServerError(
+                f"{where(name, server)} offers {seen[local]!r} and {item.name!r}, which both "
+                f"become {local!r}; leave one out with exclude_tools.",
+                pack="mcp",
+            )
+        seen[local] = item.name
+        schema = dict(item.input_schema or {"type": "object"})
+        params = json_schema_params(local, schema, _validator(schema))
+        description = " ".join((item.description or item.title or "").split()) or (
+            f"The {item.name!r} tool of MCP server {name!r}."
+        )
+        if len(description) > _MAX_DESCRIPTION:
+            # Haversack descriptions are short by rule; the server's full text is cut.
+            description = description[: _MAX_DESCRIPTION - 3].rstrip() + "..."
+        tools.append(
+            Tool[params, None](  # type: ignore[valid-type]
+                name=local,
+                description=description,
+                handler=_handler(name, item.name),
+                annotations=_annotations(item),
+            )
+        )
+    lines = [
+        f"These tools come from the external MCP server `{name}`: "
+        + ", ".join(f"${{tool:{t.name}}}" for t in tools)
+        + ".",
+        "",
+        "They act outside this session: when a call fails, your session state and the local "
+        "workspace are rolled back, but nothing the server already did is undone.",
+    ]
+    instructions = listing.instructions.strip()
+    if instructions:
+        if len(instructions) > _MAX_INSTRUCTIONS:
+            instructions = instructions[:_MAX_INSTRUCTIONS] + " [...]"
+        lines += ["", "The server's own instructions:", ""]
+        lines += [
+            "> " + line if line else ">" for line in instructions.replace("$", "$$").splitlines()
+        ]
+    return MarkdownSection(
+        title=f"MCP server {name}",
+        key=f"mcp-{name}",
+        template="\n".join(lines),
+        tools=tools,
+    )

@@ -1,0 +1,273 @@
+"""The haversack-mcp pack against real third-party servers installed from the registries:
+mcp-server-time and mcp-server-git (PyPI) over stdio, server-everything (npm) over stdio
+and Streamable HTTP. The pack is loaded through its real entry point."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from haversack import Session, ToolExecutor, compose
+from haversack.adapters import mcp as mcp_format
+from haversack_mcp import McpConnections, McpServerError
+
+TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+
+def _compose(servers: dict, *, packs=("mcp",)):
+    return compose(
+        ns="t", key="k", packs=list(packs), config={"mcp": {"servers": servers}}, strict=True
+    )
+
+
+def _processes_with(token: str) -> list[int]:
+    """Pids of live processes whose environment carries ``token``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if token.encode() in environ and "State:\tZ" not in status:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_stdio_server_becomes_tools_with_schemas_and_annotations():
+    rendered = _compose({"time": {"command": TIME}}).render()
+    names = [t.name for t in rendered.tools]
+    assert names == ["time_get_current_time", "time_convert_time"]
+    assert "external MCP server `time`" in rendered.text
+    assert "nothing the server already did is undone" in rendered.text
+
+    tool = rendered.tool("time_get_current_time")
+    assert tool.annotations.read_only  # readOnlyHint: no snapshot is taken for it
+    schema = mcp_format.tools(rendered)[0]["inputSchema"]
+    assert schema["required"] == ["timezone"]
+    assert schema["properties"]["timezone"]["type"] == "string"
+
+    with ToolExecutor(rendered, session=Session()) as executor:
+        now = executor.execute("time_get_current_time", {"timezone": "Europe/Paris"})
+        assert now.success, now.message
+        assert '"timezone": "Europe/Paris"' in now.render()
+        bad = executor.execute("time_get_current_time", {"timezone": 5})
+        assert not bad.success
+        assert bad.message == (
+            "Invalid arguments for 'time_get_current_time': field 'timezone': 5 is not of "
+            "type 'string'."
+        )
+        refused = executor.execute("time_get_current_time", {"timezone": "Nowhere/X"})
+        assert not refused.success
+        assert "Invalid timezone" in refused.message
+
+
+def test_prefix_and_tool_filter():
+    rendered = _compose(
+        {"clock": {"command": TIME, "prefix": "utc_", "tools": ["convert_time"]}}
+    ).render()
+    assert [t.name for t in rendered.tools] == ["utc_convert_time"]
+    with pytest.raises(
+        McpServerError, match="does not offer; it offers: convert_time, get_current_time"
+    ):
+        _compose({"time": {"command": TIME, "exclude_tools": ["get_time"]}})
+
+
+def test_tool_names_are_checked_for_uniqueness():
+    with pytest.raises(
+        McpServerError, match="'a' and 'b' both give a tool named 'get_current_time'"
+    ):
+        _compose({"a": {"command": TIME, "prefix": "-"}, "b": {"command": TIME, "prefix": "-"}})
+
+
+def test_a_missing_server_command_is_a_clear_error():
+    with pytest.raises(McpServerError) as caught:
+        _compose({"nope": {"command": ["haversack-no-such-mcp-server"]}})
+    message = str(caught.value)
+    assert "MCP server 'nope' (haversack-no-such-mcp-server) could not be started" in message
+    assert "install the server or give its full path" in message
+
+
+def test_a_bad_config_names_the_field():
+    with pytest.raises(Exception, match="give exactly one of command"):
+        _compose({"x": {}})
+
+
+def test_servers_start_lazily_stop_on_close_and_restart_after_a_crash():
+    token = uuid.uuid4().hex
+    rendered = _compose(
+        {"time": {"command": TIME, "env": {"HAVERSACK_TEST_TOKEN": token}}}
+    ).render()
+    # Listing the tools at compose time started the server and stopped it again.
+    assert _processes_with(token) == []
+    executor = ToolExecutor(rendered, session=Session())
+    try:
+        assert _processes_with(token) == []  # not started until a call needs it
+        assert executor.execute("time_get_current_time", {"timezone": "UTC"}).success
+        [pid] = _processes_with(token)
+
+        os.kill(pid, 9)  # the server crashes
+        crashed = executor.execute("time_get_current_time", {"timezone": "UTC"})
+        assert not crashed.success
+        assert "closed the connection during 'get_current_time'" in crashed.message
+        assert "started again on the next call" in crashed.message
+        again = executor.execute("time_get_current_time", {"timezone": "UTC"})
+        assert again.success, again.message
+        assert len(_processes_with(token)) == 1
+    finally:
+        executor.close()
+    assert _processes_with(token) == []  # no orphan
+
+
+def test_a_writing_tool_is_not_read_only_and_its_effects_stay(tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "a.txt").write_text("a\n")
+    git = [sys.executable, "-m", "mcp_server_git", "--repository", str(repo)]
+    rendered = _compose({"git": {"command": git}}, packs=("mcp", "planning")).render()
+    assert rendered.tool("git_git_status").annotations.read_only
+    assert not rendered.tool("git_git_add").annotations.read_only
+    with ToolExecutor(rendered, session=Session()) as executor:
+        plan = executor.execute("planning_setup_plan", {"objective": "stage a file"})
+        assert plan.success
+        added = executor.execute("git_git_add", {"repo_path": str(repo), "files": ["a.txt"]})
+        assert added.success, added.message
+        failed = executor.execute("git_git_add", {"repo_path": str(repo), "files": ["nope.txt"]})
+        assert not failed.success
+        # The session is intact (the failed call was rolled back, not the plan) and the
+        # server's earlier effect is not undone: a.txt stays staged.
+        assert "stage a file" in executor.execute("planning_read_plan", {}).render()
+    staged = subprocess.run(
+        ["git", "-C", str(repo), "diff", "--cached", "--name-only"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert staged.stdout.split() == ["a.txt"]
+
+
+def test_server_everything_over_stdio(everything):
+    node, script = everything
+    rendered = _compose(
+        {"every": {"command": [node, str(script), "stdio"], "timeout_s": 5}}
+    ).render()
+    names = {t.name for t in rendered.tools}
+    assert {"every_echo", "every_get-sum", "every_get-tiny-image"} <= names
+    with ToolExecutor(rendered, session=Session()) as executor:
+        assert executor.execute("every_echo", {"message": "hi"}).message == "Echo: hi"
+        assert "3" in executor.execute("every_get-sum", {"a": 1, "b": 2}).message
+        image = executor.execute("every_get-tiny-image", {})
+        assert "[image image/png," in image.message
+
+
+def test_a_call_past_its_timeout_is_cancelled_with_a_clear_error(everything):
+    node, script = everything
+    rendered = _compose(
+        {"every": {"command": [node, str(script), "stdio"], "timeout_s": 0.5}}
+    ).render()
+    with ToolExecutor(rendered, session=Session()) as executor:
+        slow = executor.execute(
+            "every_trigger-long-running-operation", {"duration": 30, "steps": 3}
+        )
+        assert not slow.success
+        assert "did not finish 'trigger-long-running-operation' within 0.5 s" in slow.message
+        assert executor.execute("every_echo", {"message": "after"}).message == "Echo: after"
+
+
+def test_server_everything_over_streamable_http(everything):
+    node, script = everything
+    with socket.socket() as probe:  # the server cannot report a port it chose itself
+        probe.bind(("127.0.0.1", 0))
+        free_port = probe.getsockname()[1]
+    env = dict(os.environ, PORT=str(free_port))
+    proc = subprocess.Popen(
+        [node, str(script), "streamableHttp"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = None
+        for line in proc.stdout:
+            match = re.search(r"listening on port (\d+)", line, re.IGNORECASE)
+            if match:
+                port = match.group(1)
+                break
+        assert port == str(free_port)
+        rendered = _compose({"web": {"url": f"http://127.0.0.1:{port}/mcp"}}).render()
+        assert "web_echo" in {t.name for t in rendered.tools}
+        with ToolExecutor(rendered, session=Session()) as executor:
+            assert executor.execute("web_echo", {"message": "over http"}).message == (
+                "Echo: over http"
+            )
+            connections = executor.resources.get(McpConnections)
+            assert connections.get("web").server.url.endswith("/mcp")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_bridged_tools_served_again_over_mcp(tmp_path):
+    """haversack serve -p mcp: an external server's tool, re-served with Haversack's checks."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    config = tmp_path / "haversack.toml"
+    command = ", ".join(f'"{part}"' for part in TIME)
+    config.write_text(f"[packs.mcp.servers.time]\ncommand = [{command}]\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAVERSACK_")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "haversack", "serve", "-p", "mcp", "--strict", "--config", str(config)],
+        env=env,
+    )
+
+    async def scenario():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["time_get_current_time"].annotations.read_only_hint is True
+            now = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
+            assert not now.is_error
+            assert '"timezone": "UTC"' in now.content[0].text
+            bad = await client.call_tool("time_get_current_time", {})
+            assert bad.is_error
+            assert "'timezone' is a required property" in bad.content[0].text
+
+    anyio.run(scenario)
+
+
+def test_policies_govern_external_tools():
+    from haversack import SequentialDependencyPolicy
+
+    prompt = compose(
+        ns="t",
+        key="k",
+        packs=["mcp"],
+        config={"mcp": {"servers": {"time": {"command": TIME}}}},
+        strict=True,
+        policies=[SequentialDependencyPolicy({"time_convert_time": {"time_get_current_time"}})],
+    )
+    arguments = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+    with ToolExecutor(prompt.render(), session=Session()) as executor:
+        denied = executor.execute("time_convert_time", arguments)
+        assert not denied.success
+        assert "Denied by policy 'sequential-dependency'" in denied.message
+        assert executor.execute("time_get_current_time", {"timezone": "UTC"}).success
+        converted = executor.execute("time_convert_time", arguments)
+        assert converted.success, converted.message
+        assert "Asia/Tokyo" in converted.message
