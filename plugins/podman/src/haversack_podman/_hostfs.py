@@ -13,13 +13,15 @@ container user, or shell commands could not change them. Snapshots are exact and
 from __future__ import annotations
 
 import builtins
+import contextlib
+import functools
 import os
 import re
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Concatenate, Final, ParamSpec, TypeVar
 
 from haversack import FileStat, GrepResult, ReadWindow, normalize_path
 from haversack._filesystem import WriteMode
@@ -62,8 +64,25 @@ _WRITE_FLAGS: Final = {
 }
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
 def _join(base: str, name: str) -> str:
     return f"{base}/{name}" if base else name
+
+
+def _guarded(
+    method: Callable[Concatenate[HostFilesystem, _P], _R],
+) -> Callable[Concatenate[HostFilesystem, _P], _R]:
+    """Run a public method inside the filesystem's ``guard`` (the sandbox quiesced)."""
+
+    @functools.wraps(method)
+    def run(self: HostFilesystem, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._guard():
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 class HostFilesystem:
@@ -85,6 +104,7 @@ class HostFilesystem:
         mount_point: str = WORKSPACE_MOUNT,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         snapshot_storage: Path | None = None,
+        guard: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
     ) -> None:
         if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int):
             raise ValueError(f"max_file_bytes must be an integer, got {max_file_bytes!r}.")
@@ -99,6 +119,9 @@ class HostFilesystem:
         self._mount_point = "/" + mount_point.strip("/") if mount_point.strip("/") else "/"
         self._snapshotter = WorkspaceSnapshotter(Path(self._root), storage_parent=snapshot_storage)
         self._chown = os.geteuid() == 0
+        self._guard: Callable[[], contextlib.AbstractContextManager[object]] = (
+            guard if guard is not None else contextlib.nullcontext
+        )
 
     # -- identity and paths -------------------------------------------------------------
 
@@ -143,20 +166,24 @@ class HostFilesystem:
 
     # -- snapshots ----------------------------------------------------------------------
 
+    @_guarded
     def snapshot(self) -> object:
         """Record the workspace exactly (only changed files are copied)."""
         return self._snapshotter.snapshot()
 
+    @_guarded
     def restore(self, snapshot: object) -> None:
         """Put the workspace back exactly as ``snapshot`` recorded it."""
         self._snapshotter.restore(snapshot)
 
+    @_guarded
     def close(self) -> None:
         """Delete the snapshot storage (idempotent); the workspace belongs to the sandbox."""
         self._snapshotter.close()
 
     # -- queries ------------------------------------------------------------------------
 
+    @_guarded
     def exists(self, path: str) -> bool:
         """Whether something exists at ``path`` inside the workspace."""
         p = self.normalize(path)
@@ -165,6 +192,7 @@ class HostFilesystem:
         except WorkspaceEscapeError:
             return False
 
+    @_guarded
     def stat(self, path: str) -> FileStat:
         """The kind and size (bytes) of the entry at ``path``."""
         p = self.normalize(path)
@@ -197,6 +225,7 @@ class HostFilesystem:
             path=p,
         )
 
+    @_guarded
     def list(self, path: str = "") -> tuple[FileStat, ...]:
         """Direct children of the directory at ``path``, sorted by name. Symbolic links that
         leave the workspace or dangle, and special files, are not listed."""
@@ -238,6 +267,7 @@ class HostFilesystem:
             )
         return real
 
+    @_guarded
     def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> ReadWindow:
         """Lines ``offset`` .. ``offset + limit`` (0-based) of a file, endings included."""
         p = self.normalize(path)
@@ -248,6 +278,7 @@ class HostFilesystem:
         content, total = line_window(text, offset, limit)
         return ReadWindow(p, content, offset, total)
 
+    @_guarded
     def read_text(self, path: str) -> str:
         """The whole text of the file at ``path`` (UTF-8)."""
         return self._read(self.normalize(path))
@@ -306,6 +337,7 @@ class HostFilesystem:
             )
         return data
 
+    @_guarded
     def glob(self, pattern: str, *, path: str = "") -> tuple[str, ...]:
         """Files under the directory ``path`` whose path relative to it matches ``pattern``
         (the dialect of :func:`haversack._glob.compile_glob`); normalised paths, sorted."""
@@ -318,6 +350,7 @@ class HostFilesystem:
         found.sort()
         return tuple(found)
 
+    @_guarded
     def grep(
         self, pattern: str, *, path: str = "", glob: str | None = None, max_matches: int = 100
     ) -> GrepResult:
@@ -390,6 +423,7 @@ class HostFilesystem:
 
     # -- changes ------------------------------------------------------------------------
 
+    @_guarded
     def write(
         self, path: str, content: str, *, mode: WriteMode = "create", parents: bool = True
     ) -> int:
@@ -458,6 +492,7 @@ class HostFilesystem:
             os.close(fd)
         return len(data)
 
+    @_guarded
     def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
         """Replace the text ``old`` by ``new`` in a file; return the number of replacements.
 
@@ -473,6 +508,7 @@ class HostFilesystem:
         self.write(p, updated, mode="overwrite")
         return count
 
+    @_guarded
     def mkdir(self, path: str, *, parents: bool = True, exist_ok: bool = True) -> None:
         """Create a directory (and, with ``parents``, its missing parents)."""
         p = self.normalize(path)
@@ -528,6 +564,7 @@ class HostFilesystem:
                     path=done,
                 )
 
+    @_guarded
     def delete(self, path: str, *, recursive: bool = False) -> tuple[str, ...]:
         """Remove a file (or a symbolic link itself), an empty directory, or with
         ``recursive`` a whole tree; return every removed path, sorted."""

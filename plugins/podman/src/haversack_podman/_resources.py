@@ -35,13 +35,20 @@ def _workspace(resolver: ResourceResolver) -> HostFilesystem:
     from ._hostfs import HostFilesystem
 
     sandbox = resolver.get(Sandbox)
-    return HostFilesystem(sandbox.workspace, uid=sandbox.config.uid, gid=sandbox.config.gid)
+    # Every host-side touch of the workspace waits for the sandbox to be quiet (no command
+    # running, its container frozen), so no sandbox process can swap a path underneath.
+    return HostFilesystem(
+        sandbox.workspace,
+        uid=sandbox.config.uid,
+        gid=sandbox.config.gid,
+        guard=sandbox.quiesced,
+    )
 
 
 def sandbox_bindings(config: SandboxConfig | None = None) -> tuple[Binding[Any], ...]:
     """``Sandbox`` (singleton, closed with the resources: container and workspace removed)
     and ``Filesystem`` (non-default, so it replaces the VFS pack's in-memory workspace) as
-    the sandbox's :class:`HostFilesystem`."""
+    the sandbox's :class:`HostFilesystem`, guarded by :meth:`Sandbox.quiesced`."""
     cfg = config if config is not None else SandboxConfig()
     return (
         Binding(Sandbox, _SandboxFactory(cfg)),
