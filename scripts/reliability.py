@@ -69,6 +69,18 @@ AREAS: dict[str, tuple[str, str]] = {
         "after a sandbox run in a child process, containers (by the pack's pid label), "
         "service processes, workspace, snapshot and service directories left behind.",
     ),
+    "process-containment": (
+        "7. Process containment",
+        "Commands in a real Podman sandbox that try to outlive their call: a process whose "
+        "main thread left with a raw SYS_exit while a writer thread runs (a zombie leader), "
+        "setsid floods and sessions, double-forked daemons, fork bombs, background and nohup "
+        "jobs, and a symlink swapper racing the host-side file tools and a rollback toward a "
+        "canary. After every call the container's cgroup must hold only init and "
+        "`sleep infinity`, frozen (host view), `ps` must show nothing else (sandbox view), "
+        "files the attack writes must stop growing, the next command must work, and the "
+        "canary must stay unread and untouched. Wall times are noted, not asserted (the "
+        "timeout bound is measured in `bench/bench_podman.py`).",
+    ),
 }
 
 
@@ -91,6 +103,13 @@ FINDINGS: tuple[str, ...] = (
     "conmon writes that marker into its cwd, which the private `podman system service` "
     "inherited. The service now starts in its own folder "
     "(`plugins/podman/src/haversack_podman/_service.py`, 9e618f7).",
+    "Processes outlived their command (red team, issue 13): a process whose main thread "
+    "left with a raw SYS_exit while another thread ran showed as a zombie in "
+    "/proc/<pid>/stat, so the process-group sweep skipped it and it kept writing to the "
+    "workspace after its call and across rollbacks; a setsid flood stretched a 5 s timeout "
+    "to 20-24 s and left the sandbox unusable. The sandbox now kills by the container's "
+    "cgroup (frozen, every task but init and sleep SIGKILLed) and keeps it frozen between "
+    "commands (`plugins/podman/src/haversack_podman/_cgroup.py`, 8d81f8c).",
 )
 
 
