@@ -119,9 +119,10 @@ def exec_figures(quick: bool) -> dict[str, Times]:
                 cgroup.thaw()
             return container.exec_run(["true"], demux=True, user="1000:1000")
 
-        def raw_thaw() -> None:
+        def cli_true() -> object:
             if cgroup is not None:
                 cgroup.thaw()
+            return subprocess.run(cli, env=env, check=True, capture_output=True)
 
         data.update(
             _interleaved(
@@ -129,10 +130,7 @@ def exec_figures(quick: bool) -> dict[str, Times]:
                     "tool_shell_execute_true": tool_true,
                     "sandbox_exec_true": lambda: sandbox.exec(["true"]),
                     "podman_py_exec_run_true": raw,
-                    "cli_podman_exec_true": lambda: (
-                        raw_thaw(),
-                        subprocess.run(cli, env=env, check=True, capture_output=True),
-                    ),
+                    "cli_podman_exec_true": cli_true,
                 },
                 repeats,
             )

@@ -133,8 +133,8 @@ def test_zombie_leader_stops_writing_across_a_rollback(make_sandbox, tmp_path):
 def test_setsid_flood_is_killed_and_the_next_command_works(sandbox):
     flood = "while :; do setsid sh -c 'while :; do :; done' & done"
     result = sandbox.exec(flood, timeout_s=2)
-    assert result.timed_out
-    assert result.exit_code == 137
+    # The flood runs until the timeout, or until the pids limit stops its own shell forking.
+    assert result.timed_out or "can't fork" in result.stderr, result
     _at_baseline(sandbox)
     after = sandbox.exec(f"echo ok; {LEFTOVERS}")
     assert after.stdout == "ok\n0\n", after
@@ -299,3 +299,53 @@ def test_hostfs_runs_every_public_operation_inside_the_guard(tmp_path):
     fs2.restore(snapshot)
     fs2.close()
     assert calls[snap_calls:] == ["enter", "exit"] * 3
+
+
+@pytest.fixture
+def remote_sandbox(make_sandbox, podman_service):
+    """A sandbox that takes the path of a service on another host (no cgroup access)."""
+    from haversack_podman import PodmanService
+
+    remote = PodmanService(podman_service.base_url, None, None, 0.0)
+    remote.local = False
+    sandbox = make_sandbox()
+    sandbox._service = remote
+    yield sandbox
+    sandbox.close()
+    remote.client.close()
+
+
+def _engine_status(sandbox: Sandbox) -> str:
+    return str(sandbox._inspect()["State"]["Status"])
+
+
+@podman
+def test_remote_engine_pauses_between_commands_and_in_quiesced(remote_sandbox):
+    sandbox = remote_sandbox
+    sandbox.start()
+    assert sandbox._state.cgroup is None
+    assert _engine_status(sandbox) == "paused"
+    assert sandbox.exec("echo hi").stdout == "hi\n"
+    with sandbox.quiesced():
+        assert _engine_status(sandbox) == "paused"
+
+
+@podman
+def test_remote_engine_kills_zombie_leaders_and_sessions(remote_sandbox):
+    sandbox = remote_sandbox
+    sandbox.exec(["sh", "-c", "cat > /tmp/z.py"], stdin=ZOMBIE_WRITER)
+    started = sandbox.exec(
+        "python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & "
+        "for i in $(seq 20); do setsid sleep 300 & done; sleep 0.2"
+    )
+    assert started.exit_code == 0
+    assert _engine_status(sandbox) == "paused"
+    _stopped_growing(sandbox, sandbox.workspace / "grow.txt")
+
+
+@podman
+def test_remote_engine_recovers_from_a_setsid_flood(remote_sandbox):
+    sandbox = remote_sandbox
+    result = sandbox.exec("while :; do setsid sh -c 'while :; do :; done' & done", timeout_s=2)
+    assert result.timed_out or result.sandbox_restarted, result
+    assert sandbox.exec(f"echo ok; {LEFTOVERS}").stdout == "ok\n0\n"

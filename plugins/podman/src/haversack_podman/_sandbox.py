@@ -315,10 +315,10 @@ class Sandbox:
                     "freezer works (see docs/packs/podman.md)."
                 )
             return
-        count = len(self._top())
+        count = self._top() or 0
         while count < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-            count = len(self._top())
+            count = self._top() or 0
         self._baseline_count = count
         self._pause()
 
@@ -396,11 +396,17 @@ class Sandbox:
         self.restart()
 
     # ------------------------------------------------------------------ engine mode
-    def _top(self) -> list[Any]:
-        response = self._svc().client.api.get(f"/containers/{self._state.container_id}/top")
+    def _top(self) -> int | None:
+        """How many processes the engine lists in the container (None: it could not say)."""
+        response = self._svc().client.api.get(
+            f"/containers/{self._state.container_id}/top", params={"stream": "false"}
+        )
         if response.status_code >= 400:
-            return []
-        return list(response.json().get("Processes") or [])
+            return None
+        try:
+            return len(response.json().get("Processes") or [])
+        except ValueError:  # not JSON (e.g. the container is paused)
+            return None
 
     def _engine_quiesce(self, deadline: float) -> bool:
         """Without the host's cgroup: kill every process of the command user from a second
@@ -408,12 +414,12 @@ class Sandbox:
         as another user), check with the engine's process list, then pause."""
         if self._state.paused:
             return True
-        if len(self._top()) > self._baseline_count:
+        if self._top() != self._baseline_count:
             try:
                 self._run_quietly(["/bin/sh", "-c", "kill -9 -1"], deadline)
             except SandboxError:
                 return False  # not even an exec starts (pids limit): restart
-            while len(self._top()) > self._baseline_count:
+            while self._top() != self._baseline_count:
                 if time.monotonic() >= deadline:
                     return False
                 time.sleep(0.01)
