@@ -39,6 +39,13 @@ while not os.path.exists(path):
 ctypes.CDLL(None, use_errno=True).syscall(60, 0)
 """
 
+# Starts it in the background and returns once it writes and its leader is a zombie: the
+# state the old process-group sweep took for dead.
+START_ZOMBIE = (
+    "python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & p=$!; "
+    "until [ -s /workspace/grow.txt ] && grep -q ') Z' /proc/$p/stat; do sleep 0.01; done"
+)
+
 # Counts what is left, the way an attacker would look: every process but init, sleep, the
 # probe's own shell and its children (ps, awk, wc).
 LEFTOVERS = (
@@ -76,7 +83,7 @@ def _stopped_growing(sandbox: Sandbox, path: Path) -> None:
 @podman
 def test_zombie_leader_with_a_live_thread_is_killed(sandbox):
     sandbox.exec(["sh", "-c", "cat > /tmp/z.py"], stdin=ZOMBIE_WRITER)
-    started = sandbox.exec("python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & sleep 0.2")
+    started = sandbox.exec(START_ZOMBIE)
     assert started.exit_code == 0, started
     grow = sandbox.workspace / "grow.txt"
     assert _size(grow) > 0  # it did run and write
@@ -117,7 +124,7 @@ def test_zombie_leader_stops_writing_across_a_rollback(make_sandbox, tmp_path):
         # The attack starts the writer and fails, so the executor rolls the workspace back.
         failed = ex.execute(
             "shell_execute",
-            {"command": "python3 z.py /workspace/grow.txt > /dev/null 2>&1 & sleep 0.2; exit 1"},
+            {"command": f"cp z.py /tmp/z.py; {START_ZOMBIE}; exit 1"},
         )
         assert not failed.success
         grow = sandbox.workspace / "grow.txt"
@@ -252,10 +259,7 @@ def test_cgroup_v2_interface_contains_the_same_attacks(sandbox):
     sandbox._state.cgroup = v2
     assert v2.tasks() == sandbox._baseline
     sandbox.exec(["sh", "-c", "cat > /tmp/z.py"], stdin=ZOMBIE_WRITER)
-    started = sandbox.exec(
-        "python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & "
-        "for i in $(seq 20); do setsid sleep 300 & done; sleep 0.2"
-    )
+    started = sandbox.exec(f"for i in $(seq 20); do setsid sleep 300 & done; {START_ZOMBIE}")
     assert started.exit_code == 0
     assert v2.frozen()
     assert v2.tasks() == sandbox._baseline
@@ -334,10 +338,7 @@ def test_remote_engine_pauses_between_commands_and_in_quiesced(remote_sandbox):
 def test_remote_engine_kills_zombie_leaders_and_sessions(remote_sandbox):
     sandbox = remote_sandbox
     sandbox.exec(["sh", "-c", "cat > /tmp/z.py"], stdin=ZOMBIE_WRITER)
-    started = sandbox.exec(
-        "python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & "
-        "for i in $(seq 20); do setsid sleep 300 & done; sleep 0.2"
-    )
+    started = sandbox.exec(f"for i in $(seq 20); do setsid sleep 300 & done; {START_ZOMBIE}")
     assert started.exit_code == 0
     assert _engine_status(sandbox) == "paused"
     _stopped_growing(sandbox, sandbox.workspace / "grow.txt")

@@ -360,12 +360,20 @@ while not os.path.exists(path):
 ctypes.CDLL(None, use_errno=True).syscall(60, 0)
 """
 
+# Starts it in the background and returns once it writes and its leader is a zombie: the
+# state the old process-group sweep took for dead.
+START_ZOMBIE = (
+    "python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & p=$!; "
+    "until [ -s /workspace/grow.txt ] && grep -q ') Z' /proc/$p/stat; do sleep 0.01; done"
+)
+
 # Swaps /workspace/d (a real directory) with /workspace/swap (a symlink to the canary's
 # host directory) as fast as it can: a host-side path walk that checks, then opens, loses
 # the race when this runs meanwhile.
 SWAPPER = r"""
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
+open("/tmp/swapping", "w").close()
 while True:
     libc.renameat2(-100, b"/workspace/d", -100, b"/workspace/swap", 2)  # RENAME_EXCHANGE
 """
@@ -378,7 +386,7 @@ LEFTOVERS = (
 CONTAINMENT: tuple[tuple[str, str, float], ...] = (
     (
         "zombie leader with a writer thread",
-        "python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & sleep 0.2",
+        START_ZOMBIE,
         10.0,
     ),
     (
@@ -472,7 +480,8 @@ def test_sandbox_swapper_against_the_file_tools(
         h.ok("shell_execute", {"command": "cat > /tmp/swap.py", "stdin": SWAPPER})
         start = (
             f"mkdir -p d && echo inside > d/canary.txt; ln -sfn {canary.path.parent} swap; "
-            "python3 /tmp/swap.py > /dev/null 2>&1 & sleep 0.2"
+            "rm -f /tmp/swapping; python3 /tmp/swap.py > /dev/null 2>&1 & "
+            "until [ -e /tmp/swapping ]; do sleep 0.01; done"
         )
         for n in range(budget(2, 25)):
             fig.case()

@@ -38,8 +38,10 @@ _CPU_PERIOD: Final = 100_000
 _SWEEP_S: Final = 1.0
 #: How long the output stream may take to end once its command was killed.
 _GRACE_S: Final = 0.3
-#: How long the exit code may take to appear once the command ended.
-_EXIT_CODE_S: Final = 0.3
+#: How long the exit code may take to appear once the command ended by itself, and once it
+#: was killed at its timeout (short: the call must return within timeout + 2 s).
+_EXIT_CODE_S: Final = 5.0
+_EXIT_CODE_KILLED_S: Final = 0.3
 #: How long the baseline may take to appear after a start.
 _BASELINE_S: Final = 5.0
 #: The container's own processes (init, ``sleep infinity``) run as this user, never as the
@@ -396,11 +398,17 @@ class Sandbox:
         self.restart()
 
     # ------------------------------------------------------------------ engine mode
-    def _top(self) -> int | None:
-        """How many processes the engine lists in the container (None: it could not say)."""
-        response = self._svc().client.api.get(
-            f"/containers/{self._state.container_id}/top", params={"stream": "false"}
-        )
+    def _top(self, timeout: float = 5.0) -> int | None:
+        """How many processes the engine lists in the container (None: it could not say in
+        ``timeout`` seconds; a flood of processes makes Podman's ``top`` slow)."""
+        try:
+            response = self._svc().client.api.get(
+                f"/containers/{self._state.container_id}/top",
+                params={"stream": "false"},
+                timeout=max(timeout, 0.05),
+            )
+        except Exception:  # noqa: BLE001 - podman-py wraps timeouts in its APIError
+            return None
         if response.status_code >= 400:
             return None
         try:
@@ -414,12 +422,12 @@ class Sandbox:
         as another user), check with the engine's process list, then pause."""
         if self._state.paused:
             return True
-        if self._top() != self._baseline_count:
+        if self._top(deadline - time.monotonic()) != self._baseline_count:
             try:
                 self._run_quietly(["/bin/sh", "-c", "kill -9 -1"], deadline)
             except SandboxError:
                 return False  # not even an exec starts (pids limit): restart
-            while self._top() != self._baseline_count:
+            while self._top(deadline - time.monotonic()) != self._baseline_count:
                 if time.monotonic() >= deadline:
                     return False
                 time.sleep(0.01)
@@ -576,7 +584,7 @@ class Sandbox:
 
     def _exit_code(self, exec_id: str, *, killed: bool) -> int:
         api = self._svc().client.api
-        deadline = time.monotonic() + _EXIT_CODE_S
+        deadline = time.monotonic() + (_EXIT_CODE_KILLED_S if killed else _EXIT_CODE_S)
         while True:
             response = api.get(f"/exec/{exec_id}/json")
             if response.status_code >= 400:
