@@ -350,3 +350,32 @@ def test_remote_engine_recovers_from_a_setsid_flood(remote_sandbox):
     result = sandbox.exec("while :; do setsid sh -c 'while :; do :; done' & done", timeout_s=2)
     assert result.timed_out or result.sandbox_restarted, result
     assert sandbox.exec(f"echo ok; {LEFTOVERS}").stdout == "ok\n0\n"
+
+
+def test_cgroup_paths_follow_the_mount_table(tmp_path, monkeypatch):
+    """v1 freezer and v2 mounts are read from mountinfo, including a mount whose root is a
+    sub-cgroup (as inside a nested container); nothing assumes /sys/fs/cgroup."""
+    from haversack_podman import _cgroup
+
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(
+        "37 31 0:34 / /mnt/fz rw,relatime - cgroup cgroup rw,freezer\n"
+        "40 31 0:38 /outer /mnt/v2 rw,relatime - cgroup2 cgroup2 rw\n"
+        "41 31 0:39 / /mnt/cpu rw,relatime - cgroup cgroup rw,cpu,cpuacct\n"
+    )
+    monkeypatch.setattr(_cgroup, "_MOUNTINFO", mountinfo)
+    v1, v2 = _cgroup._mounts()
+    assert v1["freezer"] == ("/mnt/fz", "/")
+    assert v1["cpuacct"] == ("/mnt/cpu", "/")
+    assert v2 == ("/mnt/v2", "/outer")
+    assert _cgroup._under(v1["freezer"], "/libpod_parent/libpod-x") == Path(
+        "/mnt/fz/libpod_parent/libpod-x"
+    )
+    assert _cgroup._under(v2, "/outer/libpod-x") == Path("/mnt/v2/libpod-x")
+    assert _cgroup._under(v2, "/elsewhere/libpod-x") is None
+    assert _cgroup._under(v2, "/outer2/libpod-x") is None
+
+
+def test_a_missing_process_has_no_cgroup():
+    # pid 0 has no /proc entry: locate answers None rather than raising.
+    assert ContainerCgroup.locate(0) is None

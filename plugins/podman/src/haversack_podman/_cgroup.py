@@ -51,9 +51,12 @@ def _mounts() -> tuple[dict[str, tuple[str, str]], tuple[str, str] | None]:
 
 def _under(mount: tuple[str, str], path: str) -> Path | None:
     point, root = mount
-    rel = path if root == "/" else path.removeprefix(root) if path.startswith(root) else None
-    if rel is None:
-        return None
+    if root == "/":
+        rel = path
+    elif path == root or path.startswith(root + "/"):
+        rel = path[len(root) :]
+    else:
+        return None  # the cgroup is outside what this mount shows
     return Path(point) / rel.lstrip("/")
 
 

@@ -371,7 +371,7 @@ class Sandbox:
         elif self._state.paused:
             return
         if not self._quiesce(time.monotonic() + _SWEEP_S):
-            self._restart_quiet()
+            self.restart()
 
     def _resume(self) -> None:
         """Let the container run for a command."""
@@ -393,9 +393,6 @@ class Sandbox:
         if cgroup is not None:
             return cgroup.sweep(self._baseline, deadline)
         return self._engine_quiesce(deadline)
-
-    def _restart_quiet(self) -> None:
-        self.restart()
 
     # ------------------------------------------------------------------ engine mode
     def _top(self, timeout: float = 5.0) -> int | None:
@@ -558,7 +555,7 @@ class Sandbox:
                     timed_out = True
                     quiet = self._quiesce(time.monotonic() + _SWEEP_S)
                     if not quiet:
-                        self._restart_quiet()
+                        self.restart()
                         restarted = quiet = True
                     stream.pump(time.monotonic() + _GRACE_S)
             finally:
@@ -569,7 +566,7 @@ class Sandbox:
         finally:
             # Whatever happened above, nothing the command started may keep running.
             if not quiet and not self._quiesce(time.monotonic() + _SWEEP_S):
-                self._restart_quiet()
+                self.restart()
                 restarted = True
         return ExecResult(
             exit_code=exit_code,
