@@ -379,3 +379,46 @@ def test_cgroup_paths_follow_the_mount_table(tmp_path, monkeypatch):
 def test_a_missing_process_has_no_cgroup():
     # pid 0 has no /proc entry: locate answers None rather than raising.
     assert ContainerCgroup.locate(0) is None
+
+
+@podman
+def test_a_sandbox_that_cannot_reach_its_baseline_is_restarted_and_says_so(sandbox, monkeypatch):
+    assert sandbox.exec("echo kept > /tmp/marker; echo kept > /workspace/kept.txt").exit_code == 0
+    first = sandbox.container_id
+    real_sweep = ContainerCgroup.sweep
+    failures = iter([True])
+
+    def failing_once(self, keep, deadline):
+        if next(failures, False):
+            return False  # as if the baseline could not be reached within the bound
+        return real_sweep(self, keep, deadline)
+
+    monkeypatch.setattr(ContainerCgroup, "sweep", failing_once)
+    result = sandbox.exec("sleep 300 & echo started")
+    assert result.sandbox_restarted
+    assert result.stdout == "started\n"
+    assert sandbox.container_id == first  # restarted, not replaced
+    _at_baseline(sandbox)
+    after = sandbox.exec("cat /tmp/marker 2>&1; cat /workspace/kept.txt")
+    assert "No such file" in after.stdout  # /tmp was emptied
+    assert after.stdout.endswith("kept\n")  # the workspace was kept
+    assert not after.sandbox_restarted
+
+
+def test_the_restart_notice_reaches_the_model():
+    from haversack_podman import CommandResult, ExecResult
+    from haversack_podman._results import RESTART_NOTICE
+    from haversack_podman._tools import _outcome
+
+    done = ExecResult(0, "out\n", "", 0.1, sandbox_restarted=True)
+    result = CommandResult.of("sleep 300 &", "/workspace", done)
+    text = result.render()
+    assert RESTART_NOTICE in text
+    assert "/tmp is empty" in text
+    assert "/workspace itself was kept" in text
+    tool_result = _outcome(result, 30, "The command")
+    assert tool_result.success
+    assert "had to be restarted" in tool_result.message
+    quiet = CommandResult.of("true", "/workspace", ExecResult(0, "", "", 0.1))
+    assert RESTART_NOTICE not in quiet.render()
+    assert "restarted" not in _outcome(quiet, 30, "The command").message
