@@ -79,7 +79,13 @@ AREAS: dict[str, tuple[str, str]] = {
         "`sleep infinity`, frozen (host view), `ps` must show nothing else (sandbox view), "
         "files the attack writes must stop growing, the next command must work, and the "
         "canary must stay unread and untouched. Wall times are noted, not asserted (the "
-        "timeout bound is measured in `bench/bench_podman.py`).",
+        "timeout bound is measured in `bench/bench_podman.py`). Threat model: with the local "
+        "rootful service the sandbox kills by the container's cgroup and keeps it frozen "
+        "between commands, so no process outlives its call and none runs while the host "
+        "touches the workspace; with a remote engine the host has no cgroup access and "
+        "relies on `kill -9 -1` from a second exec, the engine's process list and its "
+        "pause, which is weaker (details: docs/packs/podman.md, Process containment). These "
+        "families run the local path.",
     ),
 }
 
