@@ -313,51 +313,51 @@ def containment_figures(quick: bool) -> dict[str, Times]:
     timeout under a setsid flood, a fork bomb and a busy loop, plus the ``echo`` after it."""
     repeats = 20 if quick else 200
     attacks = 2 if quick else 5
+    import haversack
+
     data: dict[str, Times] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        box = Sandbox(SandboxConfig(image=BUSYBOX_IMAGE, workspace_root=Path(tmp)))
-        try:
-            box.start()
-            cgroup = box._state.cgroup
-            if cgroup is not None:
-                baseline = box._baseline
+    with tempfile.TemporaryDirectory() as tmp, _executor(Path(tmp)) as executor:
+        box = executor.resources.get(Sandbox)
+        # The pack's workspace filesystem, guarded by Sandbox.quiesced, and the same class
+        # without the guard.
+        guarded = executor.resources.get(haversack.Filesystem)
+        plain = type(guarded)(box.workspace)
+        box.start()
+        cgroup = box._state.cgroup
+        if cgroup is not None:
+            baseline = box._baseline
 
-                def sweep() -> object:
-                    cgroup.thaw()
-                    return cgroup.sweep(baseline, time.monotonic() + 1.0)
+            def sweep() -> object:
+                cgroup.thaw()
+                return cgroup.sweep(baseline, time.monotonic() + 1.0)
 
-                data["sandbox_thaw_sweep_freeze_idle"] = _times(sweep, repeats)
-            (box.workspace / "a.txt").write_text("one line\n")
-            plain = HostFilesystem(box.workspace)
-            guarded = HostFilesystem(box.workspace, guard=box.quiesced)
-            data.update(
-                _interleaved(
-                    {
-                        "hostfs_read_unguarded": lambda: plain.read("a.txt"),
-                        "hostfs_read_guarded_quiesced": lambda: guarded.read("a.txt"),
-                    },
-                    repeats,
-                )
+            data["sandbox_thaw_sweep_freeze_idle"] = _times(sweep, repeats)
+        (box.workspace / "a.txt").write_text("one line\n")
+        data.update(
+            _interleaved(
+                {
+                    "fs_read_unguarded": lambda: plain.read("a.txt"),
+                    "fs_read_guarded_quiesced": lambda: guarded.read("a.txt"),
+                },
+                repeats,
             )
-            plain.close()
-            guarded.close()
-            for name, command in _ATTACKS.items():
-                walls: Times = []
-                nexts: Times = []
-                for _ in range(attacks):
-                    t0 = time.perf_counter()
-                    # The flood may also end early, when its own shell can no longer fork.
-                    box.exec(command, timeout_s=_ATTACK_TIMEOUT_S)
-                    walls.append(time.perf_counter() - t0)
-                    t0 = time.perf_counter()
-                    after = box.exec("echo ok")
-                    nexts.append(time.perf_counter() - t0)
-                    if after.stdout != "ok\n":
-                        raise RuntimeError(f"echo after {name}: {after}")
-                data[f"sandbox_exec_timeout_2s_{name}"] = walls
-                data[f"sandbox_exec_echo_after_{name}"] = nexts
-        finally:
-            box.close()
+        )
+        plain.close()
+        for name, command in _ATTACKS.items():
+            walls: Times = []
+            nexts: Times = []
+            for _ in range(attacks):
+                t0 = time.perf_counter()
+                # The flood may also end early, when its own shell can no longer fork.
+                box.exec(command, timeout_s=_ATTACK_TIMEOUT_S)
+                walls.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                after = box.exec("echo ok")
+                nexts.append(time.perf_counter() - t0)
+                if after.stdout != "ok\n":
+                    raise RuntimeError(f"echo after {name}: {after}")
+            data[f"sandbox_exec_timeout_2s_{name}"] = walls
+            data[f"sandbox_exec_echo_after_{name}"] = nexts
     return data
 
 

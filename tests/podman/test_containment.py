@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from haversack_podman import HostFilesystem, Sandbox, podman_binary, podman_env
+from haversack_podman import Sandbox, podman_binary, podman_env
 from haversack_podman._cgroup import ContainerCgroup
 
 podman = pytest.mark.podman
@@ -266,90 +266,57 @@ def test_cgroup_v2_interface_contains_the_same_attacks(sandbox):
     _stopped_growing(sandbox, sandbox.workspace / "grow.txt")
 
 
-@contextlib.contextmanager
-def _recording(calls: list[str]) -> Iterator[None]:
-    calls.append("enter")
-    yield
-    calls.append("exit")
+def test_every_workspace_operation_runs_inside_quiesced(tmp_path, monkeypatch):
+    """The pack wires the workspace filesystem's guard to ``Sandbox.quiesced``: every public
+    operation (queries, changes, snapshot, restore, close) enters it. No container is needed:
+    nothing here runs a command."""
+    import haversack
 
-
-def test_hostfs_runs_every_public_operation_inside_the_guard(tmp_path):
     calls: list[str] = []
-    inside: list[bool] = []
-    fs = HostFilesystem(tmp_path, guard=lambda: _recording(calls))
-    operations: list[tuple[str, Any]] = [
-        ("write", lambda: fs.write("a.txt", "one\n")),
-        ("read", lambda: fs.read("a.txt")),
-        ("read_text", lambda: fs.read_text("a.txt")),
-        ("exists", lambda: fs.exists("a.txt")),
-        ("stat", lambda: fs.stat("a.txt")),
-        ("list", lambda: fs.list()),
-        ("glob", lambda: fs.glob("*.txt")),
-        ("grep", lambda: fs.grep("one")),
-        ("edit", lambda: fs.edit("a.txt", "one", "two")),
-        ("mkdir", lambda: fs.mkdir("d")),
-        ("snapshot", lambda: inside.append(bool(fs.snapshot()))),
-        ("delete", lambda: fs.delete("d", recursive=True)),
-        ("close", lambda: fs.close()),
-    ]
-    for name, operation in operations:
-        before = len(calls)
-        operation()
-        assert calls[before] == "enter", name
-        assert calls[-1] == "exit", name
-    snap_calls = len(calls)
-    fs2 = HostFilesystem(tmp_path, guard=lambda: _recording(calls))
-    snapshot = fs2.snapshot()
-    fs2.restore(snapshot)
-    fs2.close()
-    assert calls[snap_calls:] == ["enter", "exit"] * 3
 
+    @contextlib.contextmanager
+    def recording(self: Sandbox) -> Iterator[None]:
+        calls.append("enter")
+        yield
+        calls.append("exit")
 
-@pytest.fixture
-def remote_sandbox(make_sandbox, podman_service):
-    """A sandbox that takes the path of a service on another host (no cgroup access)."""
-    from haversack_podman import PodmanService
+    monkeypatch.setattr(Sandbox, "quiesced", recording)
+    prompt = haversack.compose(
+        ns="t",
+        key="guard",
+        packs=["vfs", "podman"],
+        config={"podman": {"workspace_root": str(tmp_path)}},
+        strict=True,
+    )
+    with haversack.ToolExecutor(prompt.render(), session=haversack.Session()) as ex:
+        fs = ex.resources.get(haversack.Filesystem)
+        snapshot = None
 
-    remote = PodmanService(podman_service.base_url, None, None, 0.0)
-    remote.local = False
-    sandbox = make_sandbox()
-    sandbox._service = remote
-    yield sandbox
-    sandbox.close()
-    remote.client.close()
+        def take() -> None:
+            nonlocal snapshot
+            snapshot = fs.snapshot()
 
-
-def _engine_status(sandbox: Sandbox) -> str:
-    return str(sandbox._inspect()["State"]["Status"])
-
-
-@podman
-def test_remote_engine_pauses_between_commands_and_in_quiesced(remote_sandbox):
-    sandbox = remote_sandbox
-    sandbox.start()
-    assert sandbox._state.cgroup is None
-    assert _engine_status(sandbox) == "paused"
-    assert sandbox.exec("echo hi").stdout == "hi\n"
-    with sandbox.quiesced():
-        assert _engine_status(sandbox) == "paused"
-
-
-@podman
-def test_remote_engine_kills_zombie_leaders_and_sessions(remote_sandbox):
-    sandbox = remote_sandbox
-    sandbox.exec(["sh", "-c", "cat > /tmp/z.py"], stdin=ZOMBIE_WRITER)
-    started = sandbox.exec(f"for i in $(seq 20); do setsid sleep 300 & done; {START_ZOMBIE}")
-    assert started.exit_code == 0
-    assert _engine_status(sandbox) == "paused"
-    _stopped_growing(sandbox, sandbox.workspace / "grow.txt")
-
-
-@podman
-def test_remote_engine_recovers_from_a_setsid_flood(remote_sandbox):
-    sandbox = remote_sandbox
-    result = sandbox.exec("while :; do setsid sh -c 'while :; do :; done' & done", timeout_s=2)
-    assert result.timed_out or result.sandbox_restarted, result
-    assert sandbox.exec(f"echo ok; {LEFTOVERS}").stdout == "ok\n0\n"
+        operations: list[tuple[str, Any]] = [
+            ("write", lambda: fs.write("a.txt", "one\n")),
+            ("read", lambda: fs.read("a.txt")),
+            ("read_text", lambda: fs.read_text("a.txt")),
+            ("exists", lambda: fs.exists("a.txt")),
+            ("stat", lambda: fs.stat("a.txt")),
+            ("list", lambda: fs.list()),
+            ("glob", lambda: fs.glob("*.txt")),
+            ("grep", lambda: fs.grep("one")),
+            ("edit", lambda: fs.edit("a.txt", "one", "two")),
+            ("mkdir", lambda: fs.mkdir("d")),
+            ("snapshot", take),
+            ("delete", lambda: fs.delete("d", recursive=True)),
+            ("restore", lambda: fs.restore(snapshot)),
+            ("close", lambda: fs.close()),
+        ]
+        for name, operation in operations:
+            before = len(calls)
+            operation()
+            assert calls[before : before + 1] == ["enter"], name
+            assert calls[-1] == "exit", name
 
 
 def test_cgroup_paths_follow_the_mount_table(tmp_path, monkeypatch):
