@@ -9,6 +9,7 @@ build-images``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import statistics
@@ -108,9 +109,19 @@ def exec_figures(quick: bool) -> dict[str, Times]:
         container = service.client.containers.get(sandbox.container_id)
         env = podman_env()
         cli = [shutil.which("podman") or "podman", "exec", sandbox.name, "true"]
+        cgroup = sandbox._state.cgroup
 
         def raw() -> object:
+            # The sandbox keeps its container frozen between commands; a plain exec needs it
+            # running (the thaw is one write, ~0.1 ms, and is part of any exec).
+            if cgroup is not None:
+                cgroup.thaw()
             return container.exec_run(["true"], demux=True, user="1000:1000")
+
+        def cli_true() -> object:
+            if cgroup is not None:
+                cgroup.thaw()
+            return subprocess.run(cli, env=env, check=True, capture_output=True)
 
         data.update(
             _interleaved(
@@ -118,9 +129,7 @@ def exec_figures(quick: bool) -> dict[str, Times]:
                     "tool_shell_execute_true": tool_true,
                     "sandbox_exec_true": lambda: sandbox.exec(["true"]),
                     "podman_py_exec_run_true": raw,
-                    "cli_podman_exec_true": lambda: subprocess.run(
-                        cli, env=env, check=True, capture_output=True
-                    ),
+                    "cli_podman_exec_true": cli_true,
                 },
                 repeats,
             )
@@ -286,9 +295,74 @@ def snapshot_figures(quick: bool) -> dict[str, Any]:
     return data
 
 
+# ---------------------------------------------------------------------- containment
+#: Commands that try to outlive their call or defeat the timeout (issue 13, items 2 and 3).
+_ATTACKS = {
+    "setsid_flood": "while :; do setsid sh -c 'while :; do :; done' & done",
+    "fork_bomb": "f(){ f | f & }; f; sleep 300",
+    "busy_loop": "while :; do :; done",
+}
+_ATTACK_TIMEOUT_S = 2.0
+
+
+def containment_figures(quick: bool) -> dict[str, Times]:
+    """What keeping processes contained costs, and that a hostile command cannot stretch its
+    timeout: the freeze/kill/thaw sweep of an idle container (paid after every command), the
+    file tools' guard (``Sandbox.quiesced``) on a 1-line read, and the wall time of a 2 s
+    timeout under a setsid flood, a fork bomb and a busy loop, plus the ``echo`` after it."""
+    repeats = 20 if quick else 200
+    attacks = 2 if quick else 5
+    import haversack
+
+    data: dict[str, Times] = {}
+    with tempfile.TemporaryDirectory() as tmp, _executor(Path(tmp)) as executor:
+        box = executor.resources.get(Sandbox)
+        # The pack's workspace filesystem, guarded by Sandbox.quiesced, and the same class
+        # without the guard.
+        guarded = executor.resources.get(haversack.Filesystem)
+        plain = type(guarded)(box.workspace)
+        box.start()
+        cgroup = box._state.cgroup
+        if cgroup is not None:
+            baseline = box._baseline
+
+            def sweep() -> object:
+                cgroup.thaw()
+                return cgroup.sweep(baseline, time.monotonic() + 1.0)
+
+            data["sandbox_thaw_sweep_freeze_idle"] = _times(sweep, repeats)
+        (box.workspace / "a.txt").write_text("one line\n")
+        data.update(
+            _interleaved(
+                {
+                    "fs_read_unguarded": lambda: plain.read("a.txt"),
+                    "fs_read_guarded_quiesced": lambda: guarded.read("a.txt"),
+                },
+                repeats,
+            )
+        )
+        plain.close()
+        for name, command in _ATTACKS.items():
+            walls: Times = []
+            nexts: Times = []
+            for _ in range(attacks):
+                t0 = time.perf_counter()
+                # The flood may also end early, when its own shell can no longer fork.
+                box.exec(command, timeout_s=_ATTACK_TIMEOUT_S)
+                walls.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                after = box.exec("echo ok")
+                nexts.append(time.perf_counter() - t0)
+                if after.stdout != "ok\n":
+                    raise RuntimeError(f"echo after {name}: {after}")
+            data[f"sandbox_exec_timeout_2s_{name}"] = walls
+            data[f"sandbox_exec_echo_after_{name}"] = nexts
+    return data
+
+
 def figures(quick: bool) -> dict[str, Any]:
     """Every figure of the suite: run times in seconds, or a bool for exactness checks."""
-    return {**exec_figures(quick), **snapshot_figures(quick)}
+    return {**exec_figures(quick), **containment_figures(quick), **snapshot_figures(quick)}
 
 
 SUITE = "podman"
@@ -299,6 +373,8 @@ _FLOORS = {
     "snapshot_manifest_next": ("snapshot_copytree_next", 1.0),
     "snapshot_manifest_restore": ("snapshot_copytree_restore", 1.0),
 }
+#: Absolute targets: a 2 s timeout returns within timeout + 2 s whatever the command does.
+_MAX_S = {f"sandbox_exec_timeout_2s_{name}": _ATTACK_TIMEOUT_S + 2.0 for name in _ATTACKS}
 
 
 def run(quick: bool) -> list[Any]:
@@ -320,7 +396,19 @@ def run(quick: bool) -> list[Any]:
             )
             continue
         floor = _FLOORS.get(name)
-        if floor is None:
+        if name in _MAX_S:
+            # Every run, not the median, must stay within the bound.
+            limit = _MAX_S[name]
+            judged = result(SUITE, name, Sample(tuple(value)))
+            out.append(
+                dataclasses.replace(
+                    judged,
+                    passed=max(value) <= limit,
+                    target=f"every run ≤ {limit:g} s",
+                    notes=f"max {max(value):.2f} s",
+                )
+            )
+        elif floor is None:
             out.append(result(SUITE, name, Sample(tuple(value))))
         else:
             out.append(

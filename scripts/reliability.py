@@ -98,6 +98,24 @@ AREAS: dict[str, tuple[str, str]] = {
         "one message or get the -32700/-32600 error it is owed, within a time bound, without "
         "raising.",
     ),
+    "process-containment": (
+        "10. Process containment",
+        "Commands in a real Podman sandbox that try to outlive their call: a process whose "
+        "main thread left with a raw SYS_exit while a writer thread runs (a zombie leader), "
+        "setsid floods and sessions, double-forked daemons, fork bombs, background and nohup "
+        "jobs, and a symlink swapper racing the host-side file tools and a rollback toward a "
+        "canary. After every call the container's cgroup must hold only init and "
+        "`sleep infinity`, frozen (host view), `ps` must show nothing else (sandbox view), "
+        "files the attack writes must stop growing, the next command must work, and the "
+        "canary must stay unread and untouched. Wall times are noted, not asserted (the "
+        "timeout bound is measured in `bench/bench_podman.py`). Threat model: with the local "
+        "rootful service the sandbox kills by the container's cgroup and keeps it frozen "
+        "between commands, so no process outlives its call and none runs while the host "
+        "touches the workspace; with a remote engine the host has no cgroup access and "
+        "relies on `kill -9 -1` from a second exec, the engine's process list and its "
+        "pause, which is weaker (details: docs/packs/podman.md, Process containment). These "
+        "families run the local path.",
+    ),
 }
 
 
@@ -128,6 +146,13 @@ FINDINGS: tuple[str, ...] = (
     "directory listed 11 times by list; the host victim file overwritten). The workspace "
     "is now a `haversack.filesystem.DirectoryFilesystem`, which resolves beneath a root "
     "handle and never follows a link (c69ea8e, c63d5ae).",
+    "Processes outlived their command (red team, issue 13): a process whose main thread "
+    "left with a raw SYS_exit while another thread ran showed as a zombie in "
+    "/proc/<pid>/stat, so the process-group sweep skipped it and it kept writing to the "
+    "workspace after its call and across rollbacks; a setsid flood stretched a 5 s timeout "
+    "to 20-24 s and left the sandbox unusable. The sandbox now kills by the container's "
+    "cgroup (frozen, every task but init and sleep SIGKILLed) and keeps it frozen between "
+    "commands (`plugins/podman/src/haversack_podman/_cgroup.py`, 8d81f8c).",
 )
 
 

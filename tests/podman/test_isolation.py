@@ -55,7 +55,9 @@ def test_container_carries_labels_and_limits(sandbox, podman_service, containers
     assert host["Memory"] == sandbox.config.memory_bytes
     assert host["NetworkMode"] == "none"
     assert info["Config"]["Labels"]["haversack.sandbox"] == "1"
-    assert info["Config"]["User"] == "1000:1000"
+    # The container's own processes run as another user than the commands (1000:1000).
+    assert info["Config"]["User"] == "65534:65534"
+    assert sandbox.exec("id -u; id -g").stdout == "1000\n1000\n"
 
 
 def test_two_sandboxes_have_separate_containers_and_workspaces(make_sandbox):
@@ -66,3 +68,21 @@ def test_two_sandboxes_have_separate_containers_and_workspaces(make_sandbox):
     assert first.workspace != second.workspace
     assert first.name != second.name
     assert not (second.workspace / "f.txt").exists()
+
+
+def test_commands_cannot_signal_or_trace_the_containers_own_processes(sandbox):
+    # init and ``sleep infinity`` run as 65534: a command (uid 1000, no capabilities) can
+    # neither kill them (which would stop the container) nor ptrace them.
+    result = sandbox.exec("kill -9 1 $(pidof sleep); kill -9 -1; echo sent")
+    assert "sent" in result.stdout
+    assert result.stderr.count("not permitted") == 2, result
+    program = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "for pid in (1, int(os.popen('pidof sleep').read())):\n"
+        "    print(libc.ptrace(16, pid, 0, 0), ctypes.get_errno())\n"  # PTRACE_ATTACH
+    )
+    traced = sandbox.exec(["python3", "-c", program])
+    assert traced.stdout == "-1 1\n-1 1\n", traced  # EPERM twice
+    assert sandbox.exec("ps -o user,args").stdout.count("nobody") == 2
+    assert sandbox.exec("echo alive").stdout == "alive\n"

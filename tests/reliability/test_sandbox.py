@@ -339,64 +339,44 @@ def test_sandbox_leaves_nothing(podman_service: Any, tmp_path: Path, figure) -> 
 
 
 def test_sandbox_swap_race(podman_service: Any, tmp_path: Path, figure) -> None:
-    """A process in the container swaps a workspace directory with a link to a host
-    directory in a tight loop while the host runs every file operation through the Podman
-    pack (the read-only tools through the executor, the others on the pack's bound
-    filesystem): the root-only canary there is never read or written, nothing appears in the
-    host directory, no host name shows up in a result."""
-    from haversack import Filesystem
-    from haversack_podman import Sandbox, podman_binary, podman_env
+    """A process swaps a workspace directory of a live sandbox with a link to a host
+    directory in a tight loop while the host runs every file operation on the workspace.
+
+    Between commands the container is frozen and every process of a command is killed when
+    its call ends (layer (a), attacked from inside by the process-containment families
+    below), so a racer cannot run there; this family attacks the path walks themselves
+    (layer (b)) as if layer (a) had failed: the racer is a process on the host and the file
+    operations use a ``DirectoryFilesystem`` over the live workspace without the sandbox's
+    guard. The root-only canary is never read or written, nothing appears in the host
+    directory, no host name shows up in a result."""
+    from haversack.filesystem import DirectoryFilesystem
+    from haversack_podman import Sandbox
 
     from ._racer import OPERATIONS, RACER, Racer, RaceSite, attack
 
     h = _harness(tmp_path)
     sandbox = h.executor.resources.get(Sandbox)
-    fs = h.executor.resources.get(Filesystem)  # type: ignore[type-abstract]
+    owner = (sandbox.config.uid, sandbox.config.gid)
     host = tmp_path / "host"
-    site = RaceSite.plant(sandbox.workspace, host, owner=(sandbox.config.uid, sandbox.config.gid))
+    site = RaceSite.plant(sandbox.workspace, host, owner=owner)
     h.ok("shell_execute", {"command": "ls -l d s"})  # the container runs; the link dangles in it
+    unguarded = DirectoryFilesystem(sandbox.workspace, owner=owner)
     racer = Racer(
-        [
-            podman_binary(),
-            "exec",
-            "-i",
-            sandbox.name,
-            "python3",
-            "-c",
-            RACER,
-            "/workspace/d",
-            "/workspace/s",
-        ],
-        env=podman_env(),
+        [sys.executable, "-c", RACER, str(sandbox.workspace / "d"), str(sandbox.workspace / "s")]
     )
     attempts = budget(150, 3000)
     figures = {}
-    tools = {
-        "read_file tool": ("read_file", {"path": "d/canary.txt"}),
-        "ls tool": ("ls", {"path": "d"}),
-        "glob tool": ("glob", {"pattern": "**", "path": "d"}),
-        "grep tool": ("grep", {"pattern": ".", "path": "d"}),
-    }
     try:
         for operation in sorted(OPERATIONS):
             fig = figures[operation] = figure("escapes", f"sandbox swap race: {operation}")
-            outcome = attack(fs, operation, attempts)
+            outcome = attack(unguarded, operation, attempts)
             fig.case(attempts)
             fig.problems.extend(site.escapes(outcome.values, outcome.errors))
             fig.note("succeeded", outcome.succeeded)
             fig.note("refused: link met", outcome.links)
-        for label, (tool, arguments) in tools.items():
-            fig = figures[label] = figure("escapes", f"sandbox swap race: {label}")
-            values: list[str] = []
-            errors: list[str] = []
-            for _ in range(attempts):
-                fig.case()
-                result = h.executor.execute(tool, arguments)
-                (values if result.success else errors).append(result.render())
-            fig.problems.extend(site.escapes(values, errors))
-            fig.note("succeeded", len(values))
     finally:
         swaps = racer.stop()
+        unguarded.close()
         h.close()
     for fig in figures.values():
         fig.note("swaps (whole run)", swaps)
@@ -404,3 +384,181 @@ def test_sandbox_swap_race(podman_service: Any, tmp_path: Path, figure) -> None:
         fig.check(swaps > 0, "the racer never swapped: the race was not exercised")
     for fig in figures.values():
         fig.assert_clean()
+
+
+# ---------------------------------------------------------------------- process containment
+# Each family aims at "a process outlives its command" (issue 13, items 2 and 3): the
+# process is started by a call that returns (or times out), then must be gone. Leftovers are
+# counted from the host (the container's cgroup holds only init and sleep, frozen) and from
+# inside (ps, as the attacker would look). Durations are noted, never asserted.
+
+# A writer thread appends to the workspace every 10 ms; the main thread leaves with a raw
+# SYS_exit (60 on x86-64), so /proc/<pid>/stat shows a zombie while the thread runs.
+ZOMBIE_WRITER = r"""
+import ctypes, os, sys, threading, time
+path = sys.argv[1]
+def write():
+    while True:
+        with open(path, "a") as f:
+            f.write("x\n")
+        time.sleep(0.01)
+threading.Thread(target=write).start()
+while not os.path.exists(path):
+    time.sleep(0.001)
+ctypes.CDLL(None, use_errno=True).syscall(60, 0)
+"""
+
+# Starts it in the background and returns once it writes and its leader is a zombie: the
+# state the old process-group sweep took for dead.
+START_ZOMBIE = (
+    "python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & p=$!; "
+    "until [ -s /workspace/grow.txt ] && grep -q ') Z' /proc/$p/stat; do sleep 0.01; done"
+)
+
+# Swaps /workspace/d (a real directory) with /workspace/swap (a symlink to the canary's
+# host directory) as fast as it can: a host-side path walk that checks, then opens, loses
+# the race when this runs meanwhile.
+SWAPPER = r"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+open("/tmp/swapping", "w").close()
+while True:
+    libc.renameat2(-100, b"/workspace/d", -100, b"/workspace/swap", 2)  # RENAME_EXCHANGE
+"""
+
+LEFTOVERS = (
+    "ps -o pid= -o ppid= -o args= | "
+    "awk -v me=$$ '$1 != 1 && $1 != me && $2 != me && $0 !~ /sleep infinity/' | wc -l"
+)
+
+CONTAINMENT: tuple[tuple[str, str, float], ...] = (
+    (
+        "zombie leader with a writer thread",
+        START_ZOMBIE,
+        10.0,
+    ),
+    (
+        "zombie leader in the foreground (timeout)",
+        "python3 /tmp/z.py /workspace/grow.txt",
+        1.0,
+    ),
+    ("setsid flood (timeout)", "while :; do setsid sh -c 'while :; do :; done' & done", 2.0),
+    ("setsid sessions left behind", "for i in $(seq 30); do setsid sleep 300 & done", 10.0),
+    (
+        "double-forked daemon",
+        "(setsid sh -c 'while :; do date >> /workspace/d.log; sleep 0.05; done' &); echo ok",
+        10.0,
+    ),
+    ("fork bomb (timeout)", "f(){ f | f & }; f; sleep 300", 2.0),
+    ("background and nohup sleep", "sleep 300 & nohup sleep 300 > /dev/null 2>&1 & true", 10.0),
+)
+
+
+def _leftovers(h: Harness) -> tuple[int, int]:
+    """(tasks beyond the baseline in the host's view, processes left in the sandbox's view)."""
+    from haversack_podman import Sandbox
+
+    sandbox = h.executor.resources.get(Sandbox)
+    cgroup = sandbox._state.cgroup
+    host = len(cgroup.tasks() - sandbox._baseline) if cgroup is not None else 0
+    if cgroup is not None and not cgroup.frozen():
+        host += 1000  # not quiescent between commands: a finding in itself
+    probe = h.executor.execute("shell_execute", {"command": LEFTOVERS})
+    inside = int(probe.value.stdout.strip()) if probe.success else 1000
+    return host, inside
+
+
+def _workspace_size(h: Harness, name: str) -> int:
+    from haversack_podman import Sandbox
+
+    path = h.executor.resources.get(Sandbox).workspace / name
+    return path.stat().st_size if path.exists() else 0
+
+
+@pytest.mark.parametrize(
+    ("label", "command", "timeout"), CONTAINMENT, ids=[c[0] for c in CONTAINMENT]
+)
+def test_sandbox_process_containment(
+    label: str, command: str, timeout: float, podman_service: Any, tmp_path: Path, figure
+) -> None:
+    fig = figure("process-containment", label)
+    canary = Canary.plant(tmp_path / "outside")
+    h = _harness(tmp_path)
+    walls: list[float] = []
+    restarts = 0
+    try:
+        h.ok("shell_execute", {"command": "cat > /tmp/z.py", "stdin": ZOMBIE_WRITER})
+        for _ in range(budget(2, 25)):
+            fig.case()
+            result = h.executor.execute("shell_execute", {"command": command, "timeout": timeout})
+            walls.append(result.value.duration_ms / 1000 if result.value else float("nan"))
+            restarts += bool(result.value and result.value.sandbox_restarted)
+            fig.check(bool(result.render().strip()), f"{label}: no message for the model")
+            grow = _workspace_size(h, "grow.txt"), _workspace_size(h, "d.log")
+            host, inside = _leftovers(h)
+            fig.check(host == 0, f"{label}: {host} task(s) left in the container's cgroup")
+            fig.check(inside == 0, f"{label}: {inside} process(es) visible in the sandbox")
+            # One more command gives a survivor 0.3 s to write; nothing may.
+            h.executor.execute("shell_execute", {"command": "sleep 0.3"})
+            after = _workspace_size(h, "grow.txt"), _workspace_size(h, "d.log")
+            fig.check(after == grow, f"{label}: a killed process kept writing: {grow} -> {after}")
+            nxt = h.executor.execute("shell_execute", {"command": "echo next"})
+            fig.check(nxt.success and "next" in nxt.render(), f"{label}: next command failed")
+            h.ok("shell_execute", {"command": "rm -f grow.txt d.log"})
+    finally:
+        h.close()
+    fig.problems.extend(canary.intact())
+    fig.note("max wall time of the attack call (s)", round(max(walls), 2) if walls else None)
+    fig.note("timeout (s)", timeout)
+    fig.note("sandbox restarts", restarts)
+    fig.assert_clean()
+
+
+def test_sandbox_swapper_against_the_file_tools(
+    podman_service: Any, tmp_path: Path, figure
+) -> None:
+    """The red team's host-read race: a process left by a command swaps a workspace directory
+    with a symlink to the canary's directory while the host-side file tools and a rollback
+    walk that path. With nothing running between commands, there is no race to win."""
+    fig = figure("process-containment", "symlink swapper vs the file tools (canary)")
+    canary = Canary.plant(tmp_path / "outside")
+    before = tree(canary.path.parent)
+    h = _harness(tmp_path)
+    try:
+        h.ok("shell_execute", {"command": "cat > /tmp/swap.py", "stdin": SWAPPER})
+        start = (
+            f"mkdir -p d && echo inside > d/canary.txt; ln -sfn {canary.path.parent} swap; "
+            "rm -f /tmp/swapping; python3 /tmp/swap.py > /dev/null 2>&1 & "
+            "until [ -e /tmp/swapping ]; do sleep 0.01; done"
+        )
+        for n in range(budget(2, 25)):
+            fig.case()
+            started = h.executor.execute("shell_execute", {"command": start})
+            fig.check(started.success, f"swapper did not start: {started.render()[:300]}")
+            for tool, args in (
+                ("read_file", {"path": "d/canary.txt"}),
+                ("read_file", {"path": "swap/canary.txt"}),
+                ("write_file", {"path": "d/pwn.txt", "content": "pwned"}),
+                ("edit_file", {"path": "d/canary.txt", "old_string": "CANARY", "new_string": "x"}),
+                ("ls", {"path": "d"}),
+                ("grep", {"pattern": "CANARY", "path": "d"}),
+            ):
+                fig.case()
+                result = h.executor.execute(tool, args)
+                fig.check(
+                    not canary.leaked_in(result.render()), f"{tool} {args}: canary in the result"
+                )
+            # A failing call: its rollback walks the workspace while the swapper (restarted
+            # by the same call) would be running.
+            fig.case()
+            failed = h.executor.execute("shell_execute", {"command": f"{start}; exit 1"})
+            fig.check(not failed.success, "the failing command succeeded")
+            host, inside = _leftovers(h)
+            fig.check(host == 0, f"round {n}: {host} task(s) left in the container's cgroup")
+            fig.check(inside == 0, f"round {n}: {inside} process(es) visible in the sandbox")
+    finally:
+        h.close()
+    fig.problems.extend(canary.intact())
+    after = tree(canary.path.parent)
+    fig.check(after == before, f"files changed next to the canary: {set(after) ^ set(before)}")
+    fig.assert_clean()

@@ -37,18 +37,22 @@ def _workspace(resolver: ResourceResolver) -> DirectoryFilesystem:
     from ._runtime_dir import snapshots_dir
 
     sandbox = resolver.get(Sandbox)
+    # Every host-side touch of the workspace (file tools, snapshot, restore, close) waits for
+    # the sandbox to be quiet (no command running, its container frozen), so no sandbox
+    # process can swap a path underneath; every path is also resolved beneath the root.
     return DirectoryFilesystem(
         sandbox.workspace,
         owner=(sandbox.config.uid, sandbox.config.gid),
         storage_parent=snapshots_dir(),
-        guard=None,  # TODO(lead): guard=sandbox.quiesced
+        guard=sandbox.quiesced,
     )
 
 
 def sandbox_bindings(config: SandboxConfig | None = None) -> tuple[Binding[Any], ...]:
     """``Sandbox`` (singleton, closed with the resources: container and workspace removed)
     and ``Filesystem`` (non-default, so it replaces the VFS pack's in-memory workspace) as
-    the sandbox's workspace directory as a :class:`haversack.filesystem.DirectoryFilesystem`."""
+    the sandbox's workspace directory as a :class:`haversack.filesystem.DirectoryFilesystem`,
+    guarded by :meth:`Sandbox.quiesced`."""
     cfg = config if config is not None else SandboxConfig()
     return (
         Binding(Sandbox, _SandboxFactory(cfg)),

@@ -6,7 +6,14 @@ from dataclasses import dataclass
 
 from ._sandbox import ExecResult
 
-__all__ = ["CommandResult"]
+__all__ = ["RESTART_NOTICE", "CommandResult"]
+
+#: What the model is told when its command left the sandbox in a state that needed a restart.
+RESTART_NOTICE = (
+    "The sandbox container was restarted because what the command left running could not "
+    "be stopped otherwise: every process in it is gone (servers, background jobs), /tmp is "
+    "empty and anything written outside /workspace is lost; /workspace itself was kept."
+)
 
 
 def _block(name: str, text: str) -> str:
@@ -19,7 +26,8 @@ def _block(name: str, text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class CommandResult:
     """A finished command: exit code (137 = killed), decoded output (cut streams end with a
-    visible ``[... output truncated ...]`` marker), wall time and whether it timed out."""
+    visible ``[... output truncated ...]`` marker), wall time, whether it timed out, and
+    whether the sandbox had to be restarted after it (see :data:`RESTART_NOTICE`)."""
 
     command: str
     cwd: str
@@ -30,6 +38,7 @@ class CommandResult:
     timed_out: bool = False
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    sandbox_restarted: bool = False
 
     @classmethod
     def of(cls, command: str, cwd: str, result: ExecResult) -> CommandResult:
@@ -44,6 +53,7 @@ class CommandResult:
             timed_out=result.timed_out,
             stdout_truncated=result.stdout_truncated,
             stderr_truncated=result.stderr_truncated,
+            sandbox_restarted=result.sandbox_restarted,
         )
 
     @property
@@ -52,9 +62,13 @@ class CommandResult:
         return self.exit_code == 0 and not self.timed_out
 
     def render(self) -> str:
-        """Exit code, duration, working directory, then stdout and stderr."""
+        """Exit code, duration, working directory, the restart notice if any, then stdout and
+        stderr."""
         status = f"exit code {self.exit_code}"
         if self.timed_out:
             status += " (timed out, killed)"
         head = f"{status} in {self.duration_ms} ms, cwd {self.cwd}"
-        return "\n".join((head, _block("stdout", self.stdout), _block("stderr", self.stderr)))
+        lines = [head]
+        if self.sandbox_restarted:
+            lines.append(RESTART_NOTICE)
+        return "\n".join((*lines, _block("stdout", self.stdout), _block("stderr", self.stderr)))

@@ -127,19 +127,25 @@ def _check_cwd(sandbox: Sandbox, cwd: str) -> str:
 
 
 def _outcome(result: CommandResult, timeout: float, what: str) -> ToolResult[CommandResult]:
+    # The full notice is in the result's text (CommandResult.render); the message points to it.
+    restarted = ""
+    if result.sandbox_restarted:
+        restarted = " The sandbox container had to be restarted (see below)."
     if result.timed_out:
         return ToolResult.error(
             f"{what} timed out after {timeout:g} s and was killed with everything it started; "
-            "its changes to the workspace were rolled back.",
+            f"its changes to the workspace were rolled back.{restarted}",
             value=result,
         )
     if result.exit_code != 0:
         return ToolResult.error(
             f"{what} exited with code {result.exit_code}; the call failed, so its changes to "
-            "the workspace were rolled back.",
+            f"the workspace were rolled back.{restarted}",
             value=result,
         )
-    return ToolResult.ok(result, f"{what} exited with code 0 in {result.duration_ms} ms.")
+    return ToolResult.ok(
+        result, f"{what} exited with code 0 in {result.duration_ms} ms.{restarted}"
+    )
 
 
 class _SandboxTools:
@@ -159,7 +165,8 @@ class _SandboxTools:
         stdin = _check_stdin(params.stdin)
         timeout = _check_timeout(params.timeout, self.config)
         sandbox = context.resources.get(Sandbox)
-        rel = _check_cwd(sandbox, params.cwd)
+        with sandbox.quiesced():  # a host-side path check: nothing may swap the path meanwhile
+            rel = _check_cwd(sandbox, params.cwd)
         done = sandbox.exec(command, cwd=rel, env=env, stdin=stdin, timeout_s=timeout)
         cwd = f"{WORKDIR}/{rel}" if rel else WORKDIR
         return _outcome(CommandResult.of(command, cwd, done), timeout, "The command")
