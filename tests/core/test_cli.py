@@ -333,3 +333,13 @@ def test_client_config_is_absolute_and_names_the_config(site, capsys, tmp_path, 
         capsys, "client-config", "--entry-only", "--config", str(tmp_path / "haversack.toml")
     )
     assert json.loads(out)["env"]["HAVERSACK_CONFIG"] == str(tmp_path / "haversack.toml")
+
+
+def test_serve_with_a_resource_that_cannot_open_exits_at_start_up(site, capsys):
+    """A client would otherwise see the server die at its first call ("Connection closed")."""
+    site.add("store", OPENS)
+    status, out, err = run(capsys, "serve")
+    assert status == 2
+    assert out == ""
+    first = err.splitlines()[0]
+    assert first.startswith("haversack: error: resource Store cannot open: Store folder")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from haversack.cli._common import compose_from
+from haversack.cli._common import compose_from, require_resources
 
 HELP = "serve the installed packs' tools over MCP (stdio or HTTP); needs haversack[mcp]"
 
@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     options = ServeOptions(progress_interval_s=args.progress_interval)
     if args.transport == "stdio":
         prompt = compose_from(args)
+        # A resource that cannot open is reported now, in one line, not to the first client.
+        require_resources(prompt)
         anyio.run(lambda: serve_stdio(prompt, name=args.name, options=options))
         return 0
     from haversack.server import HttpSettings, read_token, serve_http
@@ -71,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         allowed_origins=tuple(args.allow_origin),
     )
     prompt = compose_from(args)
+    require_resources(prompt)
     # uvicorn turns SIGINT/SIGTERM into a graceful shutdown that closes every session.
     anyio.run(lambda: serve_http(prompt, settings, name=args.name, options=options))
     return 0
