@@ -174,7 +174,12 @@ def _compacting(
     from ._session._slices import Append
 
     def compact(view: SliceView[ToolInvoked], event: ToolInvoked) -> Append[ToolInvoked]:
-        return Append(event.compact(preview_chars))
+        try:
+            return Append(event.compact(preview_chars))
+        except Exception:  # noqa: BLE001 - odd arguments (a Mapping that raises) must not
+            # fail the call being recorded: keep the record without them.
+            bare = dataclasses.replace(event, params=None, arguments=None)
+            return Append(bare.compact(preview_chars))
 
     compact.__qualname__ = f"ToolLog(preview_chars={preview_chars})"
     return compact
