@@ -202,3 +202,18 @@ def test_tool_log_validates() -> None:
         ToolLog(max_items=0)
     with pytest.raises(ValueError, match="preview_chars"):
         ToolLog(preview_chars=True)  # type: ignore[arg-type]
+
+
+class _Hostile(dict):  # type: ignore[type-arg]
+    def __len__(self) -> int:
+        raise RuntimeError("no length")
+
+
+def test_odd_arguments_never_break_the_record() -> None:
+    session = Session()
+    ToolLog(preview_chars=10).install(session)
+    event = _event("r" * 100, _Hostile(a="b" * 50))
+    session.dispatch(event)
+    (kept,) = session[ToolInvoked].all()
+    assert kept.arguments is None
+    assert kept.rendered_length == 100

@@ -206,7 +206,7 @@ def test_hostile_sizes(tool: str, harness: Harness, figure) -> None:
     name = "planning_setup_plan" if tool.startswith("planning_") else tool
 
     @settings(
-        max_examples=budget(8, 150),
+        max_examples=budget(8, 60),
         deadline=None,
         database=None,
         suppress_health_check=list(HealthCheck),

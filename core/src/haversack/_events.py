@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import reprlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -106,27 +105,29 @@ class ToolInvoked:
         )
         if small and arguments_small and value_small:
             return self
-        kept = ToolResult(
-            message=_cut(result.message, preview_chars),
-            value=result.value if value_small else None,
-            success=result.success,
-            exclude_value_from_context=result.exclude_value_from_context,
-        )
+        message = result.message
+        if value_small and len(message) <= preview_chars:
+            kept = result  # nothing of the result itself needs cutting
+        else:
+            kept = ToolResult(
+                message=message if len(message) <= preview_chars else _cut(message, preview_chars),
+                value=value if value_small else None,
+                success=result.success,
+                exclude_value_from_context=result.exclude_value_from_context,
+            )
         return ToolInvoked(
-            prompt_ns=self.prompt_ns,
-            prompt_key=self.prompt_key,
-            tool_name=self.tool_name,
-            params=self.params if arguments_small else None,
-            arguments=self.arguments
-            if arguments_small
-            else _preview(self.arguments, preview_chars),
-            result=kept,
-            rendered=_cut(rendered, preview_chars),
-            outcome=self.outcome,
-            call_id=self.call_id,
-            duration_s=self.duration_s,
-            complete=False,
-            rendered_chars=self.rendered_length,
+            self.prompt_ns,
+            self.prompt_key,
+            self.tool_name,
+            self.params if arguments_small else None,
+            arguments if arguments_small else _preview(arguments, preview_chars),
+            kept,
+            rendered if len(rendered) <= preview_chars else _cut(rendered, preview_chars),
+            self.outcome,
+            self.call_id,
+            self.duration_s,
+            False,
+            len(rendered) if self.rendered_chars is None else self.rendered_chars,
         )
 
 
@@ -174,7 +175,12 @@ def _compacting(
     from ._session._slices import Append
 
     def compact(view: SliceView[ToolInvoked], event: ToolInvoked) -> Append[ToolInvoked]:
-        return Append(event.compact(preview_chars))
+        try:
+            return Append(event.compact(preview_chars))
+        except Exception:  # noqa: BLE001 - odd arguments (a Mapping that raises) must not
+            # fail the call being recorded: keep the record without them.
+            bare = dataclasses.replace(event, params=None, arguments=None)
+            return Append(bare.compact(preview_chars))
 
     compact.__qualname__ = f"ToolLog(preview_chars={preview_chars})"
     return compact
@@ -195,13 +201,45 @@ def _preview(arguments: object, limit: int) -> str:
         return _cut(arguments, limit)
     if isinstance(arguments, bytes):
         return _cut(arguments[: limit + 1].decode("utf-8", "replace"), limit)
-    shown = reprlib.Repr()
-    shown.maxstring = shown.maxother = max(8, limit // 4)
-    shown.maxlevel = 3
-    try:
-        return _cut(shown.repr(arguments), limit)
-    except Exception:  # noqa: BLE001 - a log preview must never fail the call it records
-        return f"<{type(arguments).__name__} arguments, not kept>"
+    if isinstance(arguments, Mapping):
+        # Values cut short, then one C-level repr: cheaper than reprlib, bounded all the same.
+        share = max(16, limit // max(1, min(len(arguments), 16)))
+        shown: dict[object, object] = {}
+        for key, value in arguments.items():
+            if len(shown) == 16:
+                shown["..."] = _Text(f"{len(arguments) - 16} more")
+                break
+            shown[key if type(key) is str and len(key) <= 40 else _Text(_short(key, 40))] = (
+                value
+                if value is None or type(value) in _SCALARS
+                else value
+                if type(value) is str and len(value) <= share
+                else _Text(_short(value, share))
+            )
+        return _cut(repr(shown), limit)
+    return _short(arguments, limit)
+
+
+class _Text(str):
+    """A preview piece shown without quotes inside a repr."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _short(value: object, limit: int) -> str:
+    """A repr of ``value`` of about ``limit`` characters at most, built in bounded time."""
+    if isinstance(value, str | bytes):
+        head = repr(value[:limit])
+        return head if len(value) <= limit else f"{head}[... {len(value) - limit} more]"
+    if value is None or type(value) in _SCALARS:
+        return _cut(repr(value), limit)
+    size = len(value) if isinstance(value, Mapping | list | tuple | set | frozenset) else None
+    if size is not None:
+        return f"<{type(value).__name__} of {size} items>"
+    return f"<{type(value).__name__}>"
 
 
 def _within(value: object, budget: int) -> bool:
@@ -221,28 +259,39 @@ def _within(value: object, budget: int) -> bool:
         item = stack.pop()
         kind = type(item)
         used += 8  # every object costs something, so cycles end too
-        names = _FIELD_NAMES.get(kind)
-        if names is None:
-            names = _field_names(kind)
-        if names:  # a dataclass (the usual result value): its fields
-            for name in names:
-                stack.append(getattr(item, name))
-        elif kind is str or kind is bytes or kind is bytearray:
+        if kind is str or kind is bytes or kind is bytearray:
             used += len(item)  # type: ignore[arg-type]
         elif item is None or kind in _SCALARS:
             pass
-        elif isinstance(item, Mapping):
-            used += 16 * len(item)
-            if used <= budget:
-                for key, entry in item.items():
-                    stack.append(key)
+        elif kind is dict:  # the usual arguments: strings and numbers, counted in place
+            used += 16 * len(item)  # type: ignore[arg-type]
+            if used > budget:
+                return False
+            for key, entry in item.items():  # type: ignore[attr-defined]
+                used += len(key) if type(key) is str else 8
+                if type(entry) is str:
+                    used += len(entry)
+                elif entry is not None and type(entry) not in _SCALARS:
                     stack.append(entry)
-        elif isinstance(item, list | tuple | set | frozenset):
-            used += 8 * len(item)
-            if used <= budget:
-                stack.extend(item)
         else:
-            used += 56  # an object of unknown size: counted as a small one
+            names = _FIELD_NAMES.get(kind)
+            if names is None:
+                names = _field_names(kind)
+            if names:  # a dataclass (the usual result value): its fields
+                for name in names:
+                    stack.append(getattr(item, name))
+            elif isinstance(item, Mapping):
+                used += 16 * len(item)
+                if used <= budget:
+                    for key, entry in item.items():
+                        stack.append(key)
+                        stack.append(entry)
+            elif isinstance(item, list | tuple | set | frozenset):
+                used += 8 * len(item)
+                if used <= budget:
+                    stack.extend(item)
+            else:
+                used += 56  # an object of unknown size: counted as a small one
         if used > budget:
             return False
     return True

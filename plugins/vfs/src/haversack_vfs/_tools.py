@@ -282,7 +282,7 @@ class _VfsTools:
             if second >= 0:
                 raise InvalidArgumentError(self._ambiguous(shown, text, old, first), path=p)
             count = 1
-        after = replaced_size(fs.stat(p).size, count, old_size, new_size)
+        after = replaced_size(utf8_size(text, path=p), count, old_size, new_size)
         if after > self.config.max_file_bytes:
             raise FilesystemLimitError(
                 f"Replacing {_plural(count, 'occurrence', 'occurrences')} would make {shown} "
