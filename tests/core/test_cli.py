@@ -343,3 +343,32 @@ def test_serve_with_a_resource_that_cannot_open_exits_at_start_up(site, capsys):
     assert out == ""
     first = err.splitlines()[0]
     assert first.startswith("haversack: error: resource Store cannot open: Store folder")
+
+
+def test_listing_commands_do_not_wait_for_a_hanging_pack(site, capsys, monkeypatch, caplog):
+    import uuid
+
+    gate = f"hvt_gate_{uuid.uuid4().hex[:8]}"
+    (site.root / f"{gate}.py").write_text("import threading\nGATE = threading.Event()\n")
+    module = __import__(gate)
+    site.add("echo", PACK)
+    site.add("hangs", f"import {gate}\n{gate}.GATE.wait()\n")
+    monkeypatch.setenv("HAVERSACK_IMPORT_BUDGET", "0.05")
+    monkeypatch.setenv("HAVERSACK_IMPORT_NOTICE", "0")
+    try:
+        status, out, err = run(capsys, "tools")
+        assert status == 0
+        assert out.startswith("echo  [echo]")
+        assert "still importing pack 'hangs'" in err
+        assert any(
+            "left out pack 'hangs' (hvt-hangs 1.0) (timed-out)" in r.getMessage()
+            for r in caplog.records
+        )
+        status, out, _ = run(capsys, "packs")
+        assert status == 0
+        assert "hangs  (hvt-hangs 1.0)  timed-out" in out
+        status, out, _ = run(capsys, "check", "--no-resources")
+        assert status == 1
+        assert "error: pack 'hangs' (hvt-hangs 1.0) is timed-out: importing" in out
+    finally:
+        module.GATE.set()

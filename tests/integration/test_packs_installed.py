@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+# Re-exported: the reliability suite reuses the environment helpers from this module.
+from .conftest import FIXTURES, ROOT, Venv
+
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from conftest import Venv
+__all__ = ["FIXTURES", "ROOT", "Venv"]
 
 
 def test_packs_reports_every_status(venv: Venv) -> None:

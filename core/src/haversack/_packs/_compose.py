@@ -218,7 +218,6 @@ def _load(
     *,
     tokens: bool,
 ) -> None:
-    from ._filter import filter_tools
     from ._manager import new_manager, pending_errors, register
     from ._watch import watching
 
@@ -252,7 +251,7 @@ def _load(
         try:
             with watching(f"running the hooks of {contribution.label}"):
                 collect(pm, contribution, pack_options, tracer, workspace=rules.workspace)
-            removed = filter_tools(contribution, pack_options)
+            removed = _filter(contribution, pack_options)
             apply_names(contribution, pack_options)
             check_internal(contribution)
         except PackError as exc:
@@ -272,6 +271,14 @@ def _load(
     conflicts.extend(resource_conflicts)
     outcome.contributions = done
     outcome.bindings = bindings
+
+
+def _filter(contribution: Contribution, options: PackOptions) -> list[Any]:
+    if options.tools is None and not options.exclude_tools:
+        return []
+    from ._filter import filter_tools  # only when a pack's tools are filtered
+
+    return filter_tools(contribution, options)
 
 
 def _broken(
