@@ -44,7 +44,12 @@ if TYPE_CHECKING:
         not_a_file_error,
         root_write_error,
     )
-    from ._snapshot import DirectorySnapshot, DirectorySnapshotter, default_storage_parent
+    from ._snapshot import (
+        DirectorySnapshot,
+        DirectorySnapshotter,
+        WorkspaceUsage,
+        default_storage_parent,
+    )
     from ._text import (
         check_old_text,
         check_window,
@@ -60,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "DirectorySnapshot": "._snapshot",
     "DirectorySnapshotter": "._snapshot",
     "default_storage_parent": "._snapshot",
+    "WorkspaceUsage": "._snapshot",
     "Beneath": "._beneath",
     "DEFAULT_MAX_FILE_BYTES": "._rules",
     "EntryKind": "._protocol",
@@ -116,6 +122,7 @@ __all__ = [
     "Snapshottable",
     "WORKSPACE_MOUNT",
     "WRITE_MODES",
+    "WorkspaceUsage",
     "WriteMode",
     "check_new_name",
     "check_old_text",
