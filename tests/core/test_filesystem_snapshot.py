@@ -434,7 +434,7 @@ def test_a_tracked_snapshot_reads_only_the_changed_directories(tmp_path, store, 
 def _manifest(snap: Any) -> dict[str, tuple[Any, ...]]:
     return {
         rel: (e.kind, e.mode, e.uid, e.gid, e.mtime_ns, e.key, e.nlink, e.blocks, e.target)
-        for rel, e in snap._entries.items()
+        for rel, e in snap._flat().items()
     }
 
 

@@ -141,10 +141,11 @@ class DirectorySnapshot:
     __slots__ = (
         "__weakref__",
         "_bytes",
-        "_entries",
-        "_kids",
+        "_count",
+        "_dirs",
         "_multi",
         "_owner_id",
+        "_root",
         "_serial",
         "taken_at",
     )
@@ -153,22 +154,41 @@ class DirectorySnapshot:
         self,
         owner_id: int,
         serial: int,
-        entries: dict[str, _Entry],
-        kids: dict[str, tuple[str, ...]],
+        root: _Entry,
+        dirs: dict[str, dict[str, _Entry]],
+        count: int,
         multi: tuple[str, ...],
         used: int,
     ) -> None:
         self._owner_id = owner_id
         self._serial = serial
-        self._entries = entries
-        self._kids = kids
+        self._root = root
+        # Directory -> its children; each inner dict is shared with the snapshotter's
+        # manifest until the snapshotter changes that directory (copy on write), so a
+        # snapshot costs one entry per directory, not one per file.
+        self._dirs = dirs
+        self._count = count
         self._multi = multi
         self._bytes = used
         #: ``time.time()`` when the snapshot was taken.
         self.taken_at = time.time()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self._count
+
+    def _get(self, rel: str) -> _Entry:
+        if not rel:
+            return self._root
+        parent, name = _split(rel)
+        return self._dirs[parent][name]
+
+    def _flat(self) -> dict[str, _Entry]:
+        """Every entry by path (for tests)."""
+        out = {"": self._root}
+        for parent, children in self._dirs.items():
+            for name, entry in children.items():
+                out[_join(parent, name)] = entry
+        return out
 
 
 def default_storage_parent() -> Path:
@@ -373,7 +393,8 @@ class DirectorySnapshotter:
         self._closed = False
         # The tracked manifest of the workspace as it is now.
         self._entries: dict[str, _Entry] = {}
-        self._kids: dict[str, tuple[str, ...]] = {}
+        self._dirs: dict[str, dict[str, _Entry]] = {}  # directory -> children (see snapshot)
+        self._owned: set[str] = set()  # directories whose children dict no snapshot shares
         self._to_copy: set[str] = set()  # files whose content is not stored yet
         self._multi: set[str] = set()  # files with more than one link
         self._bytes = 0
@@ -417,11 +438,13 @@ class DirectorySnapshotter:
             snap = DirectorySnapshot(
                 id(self),
                 self._serial,
-                dict(self._entries),
-                dict(self._kids),
+                self._entries[""],
+                dict(self._dirs),
+                len(self._entries),
                 tuple(self._multi),
                 self._bytes,
             )
+            self._owned = set()  # every children dict is shared now: copy before changing
             self._live[self._serial] = frozenset(self._pack_use)
             # The finalizer only queues: it may run inside any locked operation (the garbage
             # collector runs where it likes), so it must never take the lock itself.
@@ -508,7 +531,7 @@ class DirectorySnapshotter:
         with self._lock:
             self._closed = True
             self._live.clear()
-            self._entries, self._kids = {}, {}
+            self._entries, self._dirs, self._owned = {}, {}, set()
             self._to_copy, self._multi = set(), set()
             self._pack_use, self._packs = {}, set()
         self._finalizer()
@@ -584,7 +607,7 @@ class DirectorySnapshotter:
             for e in self._entries.values()
             if e.obj is not None and not e.racy and e.kind == "file"
         }
-        self._entries, self._kids = {}, {}
+        self._entries, self._dirs, self._owned = {}, {}, set()
         self._to_copy, self._multi = set(), set()
         self._bytes, self._pack_use = 0, {}
         self._since_all = True
@@ -620,11 +643,25 @@ class DirectorySnapshotter:
             target,
         )
 
+    def _children(self, rel: str) -> dict[str, _Entry]:
+        """The children dict of the directory ``rel``, safe to change (copied if shared)."""
+        children = self._dirs[rel]
+        if rel not in self._owned:
+            children = self._dirs[rel] = dict(children)
+            self._owned.add(rel)
+        return children
+
     def _put(self, rel: str, entry: _Entry) -> None:
         old = self._entries.get(rel)
         if old is not None:
             self._forget(rel, old)
         self._entries[rel] = entry
+        if rel:
+            parent, name = _split(rel)
+            self._children(parent)[name] = entry
+        if entry.kind == "dir" and rel not in self._dirs:
+            self._dirs[rel] = {}
+            self._owned.add(rel)
         self._bytes += entry.blocks
         if entry.kind == "file":
             if entry.obj is not None:
@@ -648,6 +685,9 @@ class DirectorySnapshotter:
 
     def _drop(self, top: str) -> None:
         """Remove ``top`` and everything below it from the manifest."""
+        if top in self._entries and top:
+            parent, name = _split(top)
+            self._children(parent).pop(name, None)
         stack = [top]
         watcher = self._h.watcher
         while stack:
@@ -657,7 +697,8 @@ class DirectorySnapshotter:
                 continue
             self._forget(rel, old)
             if old.kind == "dir":
-                stack.extend(_join(rel, name) for name in self._kids.pop(rel, ()))
+                stack.extend(_join(rel, name) for name in self._dirs.pop(rel, ()))
+                self._owned.discard(rel)
                 if watcher is not None:
                     watcher.forget(rel)
 
@@ -678,15 +719,12 @@ class DirectorySnapshotter:
             if watcher is not None:
                 watcher.watch(fd, rel)  # before the listing: nothing is missed in between
             self._put(rel, self._make(os.fstat(fd), None, None, by_key))
-            names = []
             for name, st, target in _listing(fd):
-                names.append(name)
                 child = _join(rel, name)
                 if stat.S_ISDIR(st.st_mode):
                     stack.append(child)
                 else:
                     self._put(child, self._make(st, None, target, by_key))
-            self._kids[rel] = tuple(names)
             self._check_files(rel)
 
     def _check_files(self, rel: str) -> None:
@@ -716,7 +754,7 @@ class DirectorySnapshotter:
         self._put(rel, self._make(st, old, None, {}))
         listing = _listing(fd)
         names = tuple(name for name, _, _ in listing)
-        for gone in set(self._kids.get(rel, ())) - set(names):
+        for gone in set(self._dirs.get(rel, ())) - set(names):
             self._drop(_join(rel, gone))
         watcher = self._h.watcher
         new_dirs = []
@@ -749,7 +787,6 @@ class DirectorySnapshotter:
                 ):
                     self._new_inode_links = True
                 self._put(child, entry)
-        self._kids[rel] = names
         for child in new_dirs:
             self._walk(child, {})
         return None
@@ -799,7 +836,7 @@ class DirectorySnapshotter:
     def _reconcile(self, snap: DirectorySnapshot, dirs: Iterable[str] | None) -> None:
         """Make the directories ``dirs`` (every directory when ``None``) and everything
         created on the way what ``snap`` recorded."""
-        entries, kids = snap._entries, snap._kids
+        kids = snap._dirs
         cursor = self._h.cursor
         heap = [(_depth(rel), rel) for rel in (kids if dirs is None else dirs) if rel in kids]
         heapq.heapify(heap)
@@ -820,7 +857,7 @@ class DirectorySnapshotter:
                     heapq.heappush(heap, (_depth(rel), rel))
                     continue
                 done.add(rel)
-                for child in self._reconcile_dir(fd, rel, entries, kids[rel], packs):
+                for child in self._reconcile_dir(fd, rel, snap, packs):
                     done.discard(child)
                     heapq.heappush(heap, (_depth(child), child))
             # Multiply linked files in directories nothing marked, then the links themselves.
@@ -836,7 +873,7 @@ class DirectorySnapshotter:
                 if st is not None and _KINDS.get(stat.S_IFMT(st.st_mode)) != "file":
                     self._remove(fd, name, st)
                     st = None
-                self._restore_child(fd, name, entries[rel], st, packs)
+                self._restore_child(fd, name, snap._get(rel), st, packs)
                 done.add(parent)
             self._relink(snap)
         finally:
@@ -845,7 +882,7 @@ class DirectorySnapshotter:
         # Directory mtimes last, deepest first: creating and deleting children changed them.
         for rel in sorted(done, key=_depth, reverse=True):
             fd = cursor.goto(rel)
-            entry = entries[rel]
+            entry = snap._get(rel)
             if os.fstat(fd).st_mtime_ns != entry.mtime_ns:
                 os.utime(fd, ns=(entry.mtime_ns, entry.mtime_ns))
 
@@ -853,25 +890,24 @@ class DirectorySnapshotter:
         self,
         fd: int,
         rel: str,
-        entries: dict[str, _Entry],
-        want: tuple[str, ...],
+        snap: DirectorySnapshot,
         packs: dict[int, int],
     ) -> list[str]:
-        """Make the directory open as ``fd`` hold exactly ``want``; return the child
-        directories whose content must be reconciled too (created or replaced)."""
-        self._own_meta(fd, entries[rel])
+        """Make the directory ``rel`` (open as ``fd``) hold exactly what ``snap`` recorded;
+        return the child directories whose content must be reconciled too (created or
+        replaced)."""
+        self._own_meta(fd, snap._get(rel))
+        want = snap._dirs[rel]
         current: dict[str, os.stat_result | None] = {}
-        wanted = set(want)
         for name, st, _ in _listing(fd):
-            entry = entries.get(_join(rel, name)) if name in wanted else None
+            entry = want.get(name)
             if entry is None or entry.kind != _KINDS.get(stat.S_IFMT(st.st_mode), "file"):
                 self._remove(fd, name, st)
             else:
                 current[name] = st
         deeper = []
-        for name in want:
+        for name, entry in want.items():
             child = _join(rel, name)
-            entry = entries[child]
             now = current.get(name)
             self._restore_child(fd, name, entry, now, packs)
             if entry.kind == "dir" and (now is None or now.st_ino != entry.key[0]):
@@ -985,7 +1021,7 @@ class DirectorySnapshotter:
         """Names that shared an inode in the snapshot share one again."""
         groups: dict[int, list[str]] = {}
         for rel in snap._multi:
-            groups.setdefault(snap._entries[rel].key[0], []).append(rel)
+            groups.setdefault(snap._get(rel).key[0], []).append(rel)
         cursor = self._h.cursor
         for names in groups.values():
             if len(names) < 2:
