@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import os
-import shutil
 import socket
 import stat
 import tempfile
@@ -477,7 +476,7 @@ def _apply(root: Path, op: tuple[str, list[str], list[str], int]) -> None:
         elif kind == "mkdir":
             src.mkdir(parents=True)
         elif kind == "rmtree":
-            shutil.rmtree(src)
+            remove_tree(src)  # shutil.rmtree opens its argument: it blocks on a FIFO
         elif kind == "rename":
             os.rename(src, dst)
         elif kind == "chmod":

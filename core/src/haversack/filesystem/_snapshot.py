@@ -17,6 +17,11 @@ watch fall back to a full walk, and restoring an older snapshot always reconcile
 tree. fanotify would see whole-filesystem events, but it needs ``CAP_SYS_ADMIN`` (rootless
 Podman runs without it) and reports on a mount, not a subtree; an overlay upper directory
 would need the container's mount to be an overlay, which a bind-mounted workspace is not.
+Measured (``bench/bench_workspace_scale.py``, 2-core VM shared with other jobs; directories of
+100 files), tracked vs a full walk each time: the snapshot before a call 9.8 ms vs 2.45 s at
+50,000 files (1.5 ms vs 28 ms at 1,000), the quota check after it 0.04 ms vs 2.59 s, a failed
+call's whole transaction 21 ms vs 6.2 s. The manifest is kept per directory and shared
+copy-on-write with the snapshots, so a snapshot costs one entry per directory, not per file.
 
 **Exact.** ``ctime`` cannot be set by user code and changes on every write, chmod or rename,
 so an in-place edit always changes the key; files whose ``ctime`` falls within ``_RACY_NS`` of
