@@ -116,6 +116,17 @@ AREAS: dict[str, tuple[str, str]] = {
         "pause, which is weaker (details: docs/packs/podman.md, Process containment). These "
         "families run the local path.",
     ),
+    "rollback": (
+        "11. Exact rollback",
+        "The workspace snapshotter alone and the real Podman sandbox under attack: planted "
+        "temporary names (a symbolic link to a host canary, a regular file, a hard link, a "
+        "FIFO, a directory) at every name restore might use, FIFOs and sockets surviving "
+        "failed calls, a tree 1,100 levels deep (made, rolled back, deleted by the model), a "
+        "3 GiB sparse file (stored and restored in allocated blocks), byte and depth budgets "
+        "failing the call, random changes rolled back (a full manifest compared before and "
+        "after: inexact rollbacks must be 0), and the garbage collector running inside "
+        "`restore` (it deadlocked before).",
+    ),
 }
 
 
@@ -153,6 +164,12 @@ FINDINGS: tuple[str, ...] = (
     "to 20-24 s and left the sandbox unusable. The sandbox now kills by the container's "
     "cgroup (frozen, every task but init and sleep SIGKILLed) and keeps it frozen between "
     "commands (`plugins/podman/src/haversack_podman/_cgroup.py`, 8d81f8c).",
+    "Rollback of the sandbox workspace could be broken or made inexact from inside: a "
+    "symbolic link at restore's fixed temporary name made every later restore fail, a tree "
+    "1,100 levels deep made every snapshot raise `RecursionError`, a 3 GiB sparse file cost "
+    "3 GiB of snapshot storage, failed calls deleted FIFOs and sockets, and the garbage "
+    "collector running a snapshot finalizer inside `restore` deadlocked. Fixed in "
+    "`core/src/haversack/filesystem/_snapshot.py` (branch `snapshots`).",
 )
 
 

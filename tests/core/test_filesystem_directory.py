@@ -426,17 +426,20 @@ def test_snapshot_restore_is_exact(fs, ws):
     assert (ws / "dir" / "edit.txt").stat().st_mode & 0o777 == 0o644
 
 
-def test_quota_options_are_refused_until_the_snapshotter_has_them(ws, tmp_path):
-    import inspect
+def test_quotas_reach_the_snapshotter_and_check_quota_refuses_growth(ws, tmp_path):
+    from haversack.errors import FilesystemLimitError
 
-    from haversack.filesystem import DirectorySnapshotter
-
-    if "max_bytes" in inspect.signature(DirectorySnapshotter).parameters:
-        fs = DirectoryFilesystem(ws, storage_parent=tmp_path, max_bytes=1 << 20, max_files=10)
+    fs = DirectoryFilesystem(ws, storage_parent=tmp_path, max_bytes=64 * 1024, max_files=1000)
+    try:
+        usage = fs.check_quota()
+        assert (usage.max_bytes, usage.max_files) == (64 * 1024, 1000)
+        fs.snapshot()
+        (ws / "big.bin").write_bytes(b"x" * (256 * 1024))  # grown from outside (a command)
+        with pytest.raises(FilesystemLimitError, match="over its budget"):
+            fs.check_quota()
+        assert fs.usage().bytes >= 256 * 1024
+    finally:
         fs.close()
-    else:
-        with pytest.raises(ValueError, match="quota"):
-            DirectoryFilesystem(ws, storage_parent=tmp_path, max_bytes=1 << 20)
 
 
 @pytest.mark.parametrize(
@@ -490,6 +493,8 @@ PUBLIC_CALLS = {
     "snapshot": lambda fs: fs.snapshot(),
     "restore": lambda fs: fs.restore(fs._snapshotter.snapshot()),
     "discard": lambda fs: fs.discard(fs._snapshotter.snapshot()),
+    "usage": lambda fs: fs.usage(),
+    "check_quota": lambda fs: fs.check_quota(),
     "close": lambda fs: fs.close(),
 }
 
@@ -540,3 +545,4 @@ def test_the_guard_also_covers_failures(ws, tmp_path):
         assert events == ["enter", "exit"]
     finally:
         fs.close()
+

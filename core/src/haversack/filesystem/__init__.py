@@ -61,7 +61,12 @@ if TYPE_CHECKING:
         not_a_file_error,
         root_write_error,
     )
-    from ._snapshot import DirectorySnapshot, DirectorySnapshotter, default_storage_parent
+    from ._snapshot import (
+        DirectorySnapshot,
+        DirectorySnapshotter,
+        WorkspaceUsage,
+        default_storage_parent,
+    )
     from ._text import (
         MATCH_COUNT_CAP,
         check_old_text,
@@ -106,6 +111,7 @@ _EXPORTS: dict[str, str] = {
     "WORKSPACE_MOUNT": "._paths",
     "WORK_PER_CHUNK": "._grep",
     "WRITE_MODES": "._rules",
+    "WorkspaceUsage": "._snapshot",
     "WriteMode": "._protocol",
     "check_new_name": "._rules",
     "check_old_text": "._text",
@@ -164,6 +170,7 @@ __all__ = [
     "WORKSPACE_MOUNT",
     "WORK_PER_CHUNK",
     "WRITE_MODES",
+    "WorkspaceUsage",
     "WriteMode",
     "check_new_name",
     "check_old_text",

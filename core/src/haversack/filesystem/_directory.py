@@ -55,6 +55,12 @@ from ._rules import (
     not_a_file_error,
     root_write_error,
 )
+from ._snapshot import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_FILES,
+    DirectorySnapshotter,
+    WorkspaceUsage,
+)
 from ._text import (
     check_old_text,
     check_window,
@@ -144,7 +150,12 @@ class DirectoryFilesystem:
         self._mount_point = f"/{stripped}" if stripped else "/"
         self._guard = guard
         try:
-            self._snapshotter = _snapshotter(Path(path), storage_parent, max_bytes, max_files)
+            self._snapshotter = DirectorySnapshotter(
+                Path(path),
+                storage_parent=storage_parent,
+                max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
+                max_files=DEFAULT_MAX_FILES if max_files is None else max_files,
+            )
         except BaseException:
             self._beneath.close()
             raise
@@ -211,6 +222,20 @@ class DirectoryFilesystem:
         """Release a snapshot's storage now (otherwise when it is garbage-collected)."""
         with self._guarded():
             self._snapshotter.discard(snapshot)
+
+    def usage(self) -> WorkspaceUsage:
+        """What the workspace uses now (allocated bytes, entries) and its budgets."""
+        with self._guarded():
+            usage: WorkspaceUsage = self._snapshotter.usage()
+            return usage
+
+    def check_quota(self) -> WorkspaceUsage:
+        """Raise :class:`~haversack.errors.FilesystemLimitError` when the workspace is over
+        its byte or file budget (a command that left it there must fail and be rolled back);
+        else its usage."""
+        with self._guarded():
+            usage: WorkspaceUsage = self._snapshotter.check_quota()
+            return usage
 
     def close(self) -> None:
         """Release the root handle and delete the snapshot storage (idempotent); the
@@ -777,26 +802,3 @@ class DirectoryFilesystem:
 
 def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
-
-
-def _snapshotter(
-    root: Path, storage_parent: Path | None, max_bytes: int | None, max_files: int | None
-) -> Any:
-    """The snapshotter for ``root``, with the quotas when this core's snapshotter takes them."""
-    import inspect
-
-    from ._snapshot import DirectorySnapshotter
-
-    quotas = {
-        name: value
-        for name, value in (("max_bytes", max_bytes), ("max_files", max_files))
-        if value is not None
-    }
-    accepted = inspect.signature(DirectorySnapshotter).parameters
-    missing = sorted(set(quotas) - set(accepted))
-    if missing:
-        raise ValueError(
-            f"This core's DirectorySnapshotter has no {', '.join(missing)} quota yet; leave "
-            f"{' and '.join(missing)} unset."
-        )
-    return DirectorySnapshotter(root, storage_parent=storage_parent, **quotas)

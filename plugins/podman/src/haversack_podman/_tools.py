@@ -15,7 +15,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from haversack import Tool, ToolAnnotations, ToolContext, ToolResult, normalize_path
-from haversack.errors import PathNotFoundError, ToolValidationError
+from haversack.errors import (
+    FilesystemLimitError,
+    PathNotFoundError,
+    ResourceError,
+    ToolValidationError,
+)
 
 from ._config import SandboxConfig
 from ._params import EvaluatePythonParams, ShellExecuteParams
@@ -126,11 +131,40 @@ def _check_cwd(sandbox: Sandbox, cwd: str) -> str:
     return rel
 
 
-def _outcome(result: CommandResult, timeout: float, what: str) -> ToolResult[CommandResult]:
+def _over_budget(context: ToolContext) -> str | None:
+    """Why the workspace is over its byte, file or depth budget after a command, or ``None``.
+
+    A command that leaves it there fails, so the executor rolls its changes back.
+    """
+    try:
+        fs: object = context.filesystem
+    except ResourceError:
+        return None
+    # A workspace with budgets (the sandbox's DirectoryFilesystem) says how to check them; a
+    # replacing Filesystem without any has nothing to enforce here.
+    check = getattr(fs, "check_quota", None)
+    if check is None:
+        return None
+    try:
+        check()
+    except FilesystemLimitError as exc:
+        return str(exc)
+    return None
+
+
+def _outcome(
+    result: CommandResult, timeout: float, what: str, over: str | None = None
+) -> ToolResult[CommandResult]:
     # The full notice is in the result's text (CommandResult.render); the message points to it.
     restarted = ""
     if result.sandbox_restarted:
         restarted = " The sandbox container had to be restarted (see below)."
+    if over is not None:
+        return ToolResult.error(
+            f"{what} left the workspace over its limits, so the call failed and its changes "
+            f"to the workspace were rolled back. {over}{restarted}",
+            value=result,
+        )
     if result.timed_out:
         return ToolResult.error(
             f"{what} timed out after {timeout:g} s and was killed with everything it started; "
@@ -169,7 +203,8 @@ class _SandboxTools:
             rel = _check_cwd(sandbox, params.cwd)
         done = sandbox.exec(command, cwd=rel, env=env, stdin=stdin, timeout_s=timeout)
         cwd = f"{WORKDIR}/{rel}" if rel else WORKDIR
-        return _outcome(CommandResult.of(command, cwd, done), timeout, "The command")
+        over = _over_budget(context)
+        return _outcome(CommandResult.of(command, cwd, done), timeout, "The command", over)
 
     def evaluate_python(
         self, params: EvaluatePythonParams, *, context: ToolContext
@@ -181,6 +216,9 @@ class _SandboxTools:
         sandbox = context.resources.get(Sandbox)
         done = sandbox.exec(["python3", "-B", "-"], stdin=code, timeout_s=timeout)
         result = CommandResult.of("python3 -B -", WORKDIR, done)
+        over = _over_budget(context)
+        if over is not None:
+            return _outcome(result, timeout, "The program", over)
         if result.exit_code == 127 and "python3" in result.stderr and not result.timed_out:
             return ToolResult.error(
                 f"python3 is not installed in the sandbox image {self.config.image!r}. Set the "
