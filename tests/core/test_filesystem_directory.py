@@ -546,3 +546,28 @@ def test_the_guard_also_covers_failures(ws, tmp_path):
     finally:
         fs.close()
 
+
+def test_names_that_are_not_utf8_are_never_returned(ws, tmp_path):
+    """A command can create b"bad\\xffname"; listing it gave a lone surrogate that no JSON
+    reply can carry (the red team took the MCP server down with one ls)."""
+    import json
+
+    (ws / "sub").mkdir()
+    (ws / "sub" / "ok.txt").write_text("fine\n")
+    os.close(os.open(os.fsencode(ws / "sub") + b"/bad\xffname", os.O_CREAT | os.O_WRONLY, 0o644))
+    os.mkdir(os.fsencode(ws) + b"/dir\xfe")
+    fs = DirectoryFilesystem(ws, storage_parent=tmp_path)
+    try:
+        results = [
+            [e.path for e in fs.list("sub")],
+            [e.path for e in fs.list("")],
+            list(fs.glob("**")),
+            [m.path for m in fs.grep(".").matches],
+        ]
+        for paths in results:
+            json.dumps(paths).encode("utf-8")  # raises on a lone surrogate
+        assert [e.path for e in fs.list("sub")] == ["sub/ok.txt"]
+        assert fs.delete("sub", recursive=True) == ("sub", "sub/ok.txt")
+        assert not (ws / "sub").exists()  # the odd name was removed with its directory
+    finally:
+        fs.close()

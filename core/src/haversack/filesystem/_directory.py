@@ -328,6 +328,8 @@ class DirectoryFilesystem:
                 with os.scandir(fd) as it:
                     entries = sorted(it, key=_name)
                 for entry in entries:
+                    if not _is_text(entry.name):
+                        continue  # a name that is not UTF-8 cannot be shown or addressed
                     found = self._entry_stat(_join(p, entry.name), entry)
                     if found is not None:
                         out.append(found)
@@ -516,6 +518,8 @@ class DirectoryFilesystem:
                 )
             depth = rel.count("/") + 2 if rel else 1
             for entry in entries:
+                if not _is_text(entry.name):
+                    continue  # a name that is not UTF-8 cannot be shown or addressed
                 child = _join(rel, entry.name)
                 try:
                     if entry.is_dir(follow_symlinks=False):
@@ -798,6 +802,19 @@ class DirectoryFilesystem:
 
     def __repr__(self) -> str:
         return f"DirectoryFilesystem({self._root!r})"
+
+
+def _is_text(name: str) -> bool:
+    """Whether a name read from the disk is valid UTF-8 (``os`` decodes other bytes to lone
+    surrogates, which no result, JSON or protocol message can carry: one such name in a
+    listing made the MCP server fail to encode its reply and exit)."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _name(entry: os.DirEntry[str]) -> str:
