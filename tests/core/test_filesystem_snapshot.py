@@ -467,10 +467,9 @@ def _apply(root: Path, op: tuple[str, list[str], list[str], int]) -> None:
     src, dst = root.joinpath(*a), root.joinpath(*b)
     try:
         if kind == "write":
-            src.write_bytes(os.urandom(n % 300))
+            _write(src, os.urandom(n % 300), os.O_TRUNC)
         elif kind == "append":
-            with src.open("ab") as fh:
-                fh.write(b"+")
+            _write(src, b"+", os.O_APPEND)
         elif kind == "delete":
             src.unlink()
         elif kind == "mkdir":
@@ -545,3 +544,12 @@ def test_tracked_snapshots_agree_with_full_walks_and_restore_exactly(batches):
         finally:
             tracked.close()
             full.close()
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    # Never blocks: a FIFO without a reader fails (ENXIO) instead of waiting, a link (ELOOP).
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | mode, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)

@@ -127,10 +127,9 @@ def _random_op(root: Path, rng: random.Random, names: list[str]) -> None:
     )
     try:
         if op == "write":
-            a.write_bytes(os.urandom(rng.randint(0, 300)))
+            _write(a, os.urandom(rng.randint(0, 300)), os.O_TRUNC)
         elif op == "append":
-            with a.open("ab") as fh:
-                fh.write(b"+")
+            _write(a, b"+", os.O_APPEND)
         elif op == "rm":
             a.unlink()
         elif op == "mkdir":
@@ -265,3 +264,12 @@ def test_sandbox_rollback_attacks(podman_service: Any, tmp_path: Path, figure) -
         remove_tree(tmp_path / "workspaces")
     fig.problems.extend(canary.intact())
     fig.assert_clean()
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    # Never blocks: a FIFO without a reader fails (ENXIO) instead of waiting, a link (ELOOP).
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | mode, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
