@@ -24,6 +24,8 @@ __all__ = ["ExecStream"]
 
 _HEADER: Final = struct.Struct(">BxxxI")
 _CHUNK: Final = 65536
+#: Longest a wait for output blocks before the thread checks for a pending cancellation.
+_WAKE_S: Final = 0.1
 
 
 def _connect(base_url: str) -> socket.socket:
@@ -129,7 +131,11 @@ class ExecStream:
             if remaining <= 0:
                 return False
             writers = [] if self._stdin_done else [self._sock]
-            readable, writable, _ = select.select([self._sock], writers, [], remaining)
+            # Short waits: a cancelled call (the MCP server raises into this thread) takes
+            # effect only between bytecodes, so one long select kept `sleep 60` running.
+            readable, writable, _ = select.select(
+                [self._sock], writers, [], min(remaining, _WAKE_S)
+            )
             if writable:
                 self._send_stdin()
             if readable:
