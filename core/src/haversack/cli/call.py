@@ -21,10 +21,13 @@ def run(args: argparse.Namespace) -> int:
     """Exit 0 on a successful result, 1 on a failed one (the result text is printed)."""
     from haversack._executor import ToolExecutor
     from haversack._packs._open import resource_error_line
+    from haversack._packs._watch import budget_from_env
     from haversack._session import Session
     from haversack.errors import ResourceError
 
-    rendered = compose_from(args).render()
+    # A pack nobody named whose import never returns is left out after the budget (and named
+    # on stderr), as for the listing commands; one the user named is an error.
+    rendered = compose_from(args, import_budget=budget_from_env()).render()
     try:
         executor = ToolExecutor(rendered, session=Session())
     except ResourceError as exc:
