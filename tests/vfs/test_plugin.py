@@ -87,3 +87,16 @@ def test_results_serialise_to_json(ws: Workspace) -> None:
     ws.ok("write_file", path="a", content="x\r\n")
     value = ws.ok("read_file", path="a").value
     assert json.loads(json.dumps(serde.dump(value)))["content"] == "x\r\n"
+
+
+def test_host_paths_in_a_config_file_are_relative_to_that_file(tmp_path):
+    """Launched from anywhere (a desktop MCP client uses cwd '/'), the options still name the
+    same host directories: the core joins declared path options to the file's directory."""
+    from haversack._packs._config import resolve_paths
+    from haversack_podman import SandboxConfig
+
+    base = tmp_path / "project"
+    vfs = resolve_paths(VfsConfig, {"allowed_host_roots": ["data", "/abs"]}, base)
+    assert vfs["allowed_host_roots"] == [str(base / "data"), "/abs"]
+    podman = resolve_paths(SandboxConfig, {"mounts": {"src": "src", "/x": "x"}}, base)
+    assert podman["mounts"] == {str(base / "src"): "src", "/x": "x"}

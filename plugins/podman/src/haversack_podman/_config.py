@@ -92,7 +92,9 @@ class SandboxConfig:
         default_factory=dict,
         metadata={
             "description": "Host path -> workspace-relative path, copied into the workspace "
-            "when the sandbox starts (copies, not live mounts)."
+            "when the sandbox starts (copies, not live mounts). Relative host paths in a "
+            "config file are relative to that file.",
+            "path": "keys",
         },
     )
     connection_url: str | None = field(

@@ -91,7 +91,9 @@ class VfsConfig:
         default=(),
         metadata={
             "description": "Host directories mounts may read from; a mount (or a symlink in "
-            "it) resolving outside every root is refused."
+            "it) resolving outside every root is refused. Relative ones in a config file "
+            "are relative to that file.",
+            "path": True,
         },
     )
     read_before_write: bool = field(
