@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 
 from haversack import (
+    ApprovalPolicy,
     Binding,
     MarkdownSection,
     Prompt,
@@ -113,8 +114,9 @@ section = MarkdownSection(
         Tool[None, Count](name="slow", description="Never finishes.", handler=slow),
         Tool[None, Count](name="slow_async", description="Never finishes.", handler=slow_async),
         Tool[AddParams, Count](name="wait_for", description="Wait for a file.", handler=wait_for),
+        Tool[AddParams, Count](name="erase", description="Erase the notes.", handler=add),
     ],
-    policies=[SequentialDependencyPolicy({"publish": {"add"}})],
+    policies=[SequentialDependencyPolicy({"publish": {"add"}}), ApprovalPolicy(["erase"])],
 )
 
 if __name__ == "__main__":

@@ -275,3 +275,19 @@ def test_official_client_sees_titles_output_schemas_and_structured_content(tmp_p
             assert published.structured_content is None
 
     anyio.run(scenario)
+
+
+def test_a_call_held_for_approval_is_refused_with_how_to_go_on(raw):
+    """The server cannot ask a person, so a held call is refused at once (never left
+    pending, which a long-lived server would accumulate), and nothing ran."""
+    raw.initialize()
+    raw.call(1, "erase", {"text": "x"})
+    reply, _ = raw.until(lambda m: m.get("id") == 1)
+    result = reply["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "erase needs a person's approval" in text
+    assert "Do not retry the call" in text
+    raw.call(2, "count")
+    counted, _ = raw.until(lambda m: m.get("id") == 2)
+    assert counted["result"]["structuredContent"] == {"notes": 0}  # erase ran nothing

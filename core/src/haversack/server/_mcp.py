@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from haversack._approval import PendingApproval
 from haversack._executor import ToolExecutor
 from haversack._session import Session
 from haversack.adapters import mcp as mcp_format
@@ -185,6 +186,8 @@ def build_server(
         tool = rendered.tool(params.name) if isinstance(params.name, str) else None
         async with _progress(ctx, params.name, opts.progress_interval_s):
             result = await _execute(executor, tool, params.name, arguments, opts)
+            if isinstance(result.value, PendingApproval):
+                result = await _refuse_held(executor, result.value)
         return types.CallToolResult.model_validate(_call_result(served, tool, result))
 
     async def on_list_prompts(ctx: Any, params: Any) -> Any:
@@ -254,6 +257,23 @@ async def _execute(
         lambda: executor.execute(name, arguments),
         name=f"haversack tool {name}",
         grace_s=opts.cancel_grace_s,
+    )
+
+
+async def _refuse_held(executor: ToolExecutor, held: PendingApproval) -> ToolResult[Any]:
+    """Answer a call a policy held for a person's approval, which this server cannot ask for.
+
+    Refused at once, not left pending: nobody will resume it, so a long-lived server would
+    otherwise keep every held call; the reason tells the model how to go on.
+    """
+    return await executor.aresume(
+        held.call_id,
+        held.deny(
+            f"{held.tool_name} needs a person's approval ({held.reason}), and this MCP "
+            "server has no way to ask for it. Do not retry the call: tell the user what you "
+            "want to do and why, so they can do it themselves or change the approval "
+            "settings."
+        ),
     )
 
 
