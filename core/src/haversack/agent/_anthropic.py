@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from haversack.adapters import anthropic as fmt
 from haversack.errors import ProviderError
 
-from ._keys import api_key, sdk
+from ._clients import SdkClients
 from ._provider import Conversation, OnText, Reply
 from ._records import Usage
 
@@ -19,11 +19,16 @@ if TYPE_CHECKING:
 __all__ = ["AnthropicMessages"]
 
 
-class AnthropicMessages:
+class AnthropicMessages(SdkClients):
     """Anthropic Messages; the client is built on first use from ``ANTHROPIC_API_KEY``.
 
     ``max_tokens`` is required by the API; ``options`` go to every ``messages.create``.
     """
+
+    package = "anthropic"
+    sync_class = "Anthropic"
+    async_class = "AsyncAnthropic"
+    key_env = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
@@ -37,64 +42,21 @@ class AnthropicMessages:
         stream: bool = False,
         **options: Any,
     ) -> None:
-        self._model = model
+        super().__init__(
+            model,
+            client=client,
+            async_client=async_client,
+            base_url=base_url,
+            api_key=api_key,
+            stream=stream,
+            **options,
+        )
         self.max_tokens = max_tokens
-        self._client = client
-        self._async_client = async_client
-        # Clients passed in are the caller's; those built here are closed after each run.
-        self._own_client = client is None
-        self._own_async_client = async_client is None
-        self._base_url = base_url
-        self._api_key = api_key
-        self.stream = stream
-        self.options = options
 
     @property
     def name(self) -> str:
         """``anthropic``."""
         return "anthropic"
-
-    @property
-    def model(self) -> str:
-        """The model name sent to the API."""
-        return self._model
-
-    def _kwargs(self) -> dict[str, Any]:
-        sdk("anthropic", "anthropic")
-        key = api_key(self._api_key, "ANTHROPIC_API_KEY", "anthropic", base_url=None)
-        return {"api_key": key, "base_url": self._base_url}
-
-    def close(self) -> None:
-        """Close the sync client this provider built (the next run builds a new one)."""
-        client = self._client
-        if client is not None and self._own_client:
-            self._client = None
-            client.close()
-
-    async def aclose(self) -> None:
-        """Close the async client this provider built: it belongs to the run's event loop."""
-        client = self._async_client
-        if client is not None and self._own_async_client:
-            self._async_client = None
-            await client.close()
-
-    @property
-    def client(self) -> Any:
-        """The ``anthropic.Anthropic`` client."""
-        if self._client is None:
-            import anthropic
-
-            self._client = anthropic.Anthropic(**self._kwargs())
-        return self._client
-
-    @property
-    def async_client(self) -> Any:
-        """The ``anthropic.AsyncAnthropic`` client."""
-        if self._async_client is None:
-            import anthropic
-
-            self._async_client = anthropic.AsyncAnthropic(**self._kwargs())
-        return self._async_client
 
     def tools(self, rendered: RenderedPrompt) -> list[dict[str, Any]]:
         """The prompt's tools as Anthropic tools."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from haversack.adapters import openai as fmt
 from haversack.errors import ProviderError
 
-from ._keys import api_key, sdk
+from ._clients import SdkClients
 from ._provider import Conversation, OnText, Reply
 from ._records import Usage
 
@@ -19,72 +19,15 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIChat", "OpenAIResponses"]
 
 
-class _OpenAIBase:
-    """Clients (built on first use from ``OPENAI_API_KEY``) and options shared by both APIs."""
+class _OpenAIBase(SdkClients):
+    """Clients (built on first use from ``OPENAI_API_KEY``) and options shared by both APIs.
+    A ``base_url`` (any OpenAI-compatible server) needs no key."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: Any = None,
-        async_client: Any = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        stream: bool = False,
-        **options: Any,
-    ) -> None:
-        self._model = model
-        self._client = client
-        self._async_client = async_client
-        # Clients passed in are the caller's; those built here are closed after each run.
-        self._own_client = client is None
-        self._own_async_client = async_client is None
-        self._base_url = base_url
-        self._api_key = api_key
-        self.stream = stream
-        self.options = options
-
-    @property
-    def model(self) -> str:
-        """The model name sent to the API."""
-        return self._model
-
-    def _kwargs(self) -> dict[str, Any]:
-        sdk("openai", "openai")
-        key = api_key(self._api_key, "OPENAI_API_KEY", "openai", base_url=self._base_url)
-        return {"api_key": key, "base_url": self._base_url}
-
-    def close(self) -> None:
-        """Close the sync client this provider built (the next run builds a new one)."""
-        client = self._client
-        if client is not None and self._own_client:
-            self._client = None
-            client.close()
-
-    async def aclose(self) -> None:
-        """Close the async client this provider built: it belongs to the run's event loop."""
-        client = self._async_client
-        if client is not None and self._own_async_client:
-            self._async_client = None
-            await client.close()
-
-    @property
-    def client(self) -> Any:
-        """The ``openai.OpenAI`` client."""
-        if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(**self._kwargs())
-        return self._client
-
-    @property
-    def async_client(self) -> Any:
-        """The ``openai.AsyncOpenAI`` client."""
-        if self._async_client is None:
-            import openai
-
-            self._async_client = openai.AsyncOpenAI(**self._kwargs())
-        return self._async_client
+    package = "openai"
+    sync_class = "OpenAI"
+    async_class = "AsyncOpenAI"
+    key_env = "OPENAI_API_KEY"
+    keyless_base_url = True
 
     def _failed(self, api: str, exc: Exception) -> ProviderError:
         return ProviderError(f"The OpenAI {api} request for model {self._model!r} failed: {exc}")
