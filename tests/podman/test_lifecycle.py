@@ -137,3 +137,41 @@ def test_cli_commands(podman_service):
     assert clean.returncode == 0
     assert clean.stdout.startswith("removed")
     assert podman_binary()
+
+
+class _Cancelled(BaseException):
+    """Stands for the MCP server's cancellation, raised into the thread at any point."""
+
+
+def test_a_start_interrupted_after_create_is_begun_again(sandbox, monkeypatch):
+    """A cancelled first call may stop start() between create and settle; the next call
+    must not find a half-made container ("name already in use", or never started)."""
+    real_settle = type(sandbox)._settle
+    calls = []
+
+    def settle_once_cancelled(self):
+        calls.append(1)
+        if len(calls) == 1:
+            raise _Cancelled
+        real_settle(self)
+
+    monkeypatch.setattr(type(sandbox), "_settle", settle_once_cancelled)
+    with pytest.raises(_Cancelled):
+        sandbox.exec("true")
+    assert sandbox.exec("echo after").stdout == "after\n"
+    assert len(calls) == 2
+    # Settled this time: the container is frozen between commands (layer (a) holds).
+    cgroup = sandbox._state.cgroup
+    assert cgroup is not None
+    assert cgroup.frozen()
+
+
+def test_a_start_interrupted_before_the_id_was_recorded_reuses_the_name(sandbox):
+    """The container exists under the sandbox's own name but the sandbox never learnt it."""
+    api = get_service(None).client.api
+    import json
+
+    created = api.post("/containers/create", data=json.dumps(sandbox._spec()))
+    assert created.status_code < 400, created.text
+    assert sandbox.exec("echo after").stdout == "after\n"
+    assert sandbox.container_id != created.json()["Id"]

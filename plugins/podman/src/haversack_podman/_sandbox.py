@@ -75,6 +75,9 @@ class _State:
         self.workspace = workspace
         self.name = name
         self.container_id: str | None = None
+        # Set once start() got to the end: a cancelled call (the MCP server raises into its
+        # thread) may stop it anywhere between create and settle.
+        self.started = False
         self.closed = False
         self.cgroup: ContainerCgroup | None = None
         self.paused = False  # paused through the engine (remote services)
@@ -250,11 +253,21 @@ class Sandbox:
         with self._lock:
             if self._state.closed:
                 raise SandboxError(f"Sandbox {self.name} is closed; create a new one.")
-            if self._state.container_id is not None:
+            if self._state.container_id is not None and self._state.started:
                 return
             service = self._svc()
             api = service.client.api
-            response = api.post("/containers/create", data=json.dumps(self._spec()))
+            if self._state.container_id is not None:
+                # An earlier start was interrupted half-way: begin again from nothing.
+                self._remove_container(self._state.container_id)
+                self._state.container_id = None
+            spec = json.dumps(self._spec())
+            response = api.post("/containers/create", data=spec)
+            if response.status_code >= 400 and "already in use" in response.text:
+                # Created by an interrupted start before its id was recorded; the name is
+                # this sandbox's own (unique per sandbox), so the container is ours to remove.
+                self._remove_container(self.name)
+                response = api.post("/containers/create", data=spec)
             if response.status_code >= 400:
                 from ._service import ensure_image
 
@@ -265,6 +278,10 @@ class Sandbox:
             self._state.container_id = str(response.json()["Id"])
             self._post(f"/containers/{self._state.container_id}/start", "start")
             self._settle()
+            self._state.started = True
+
+    def _remove_container(self, ref: str) -> None:
+        self._svc().client.api.delete(f"/containers/{ref}", params={"force": True, "timeout": 0})
 
     def _post(self, path: str, what: str, **params: Any) -> None:
         response = self._svc().client.api.post(path, params=params or None)
