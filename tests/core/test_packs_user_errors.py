@@ -291,16 +291,17 @@ def test_a_pack_past_the_import_budget_is_reported_timed_out(site, gate):
     name, _event = gate
     site.add("sqlite", SQLITE)
     site.add("hangs", f"import {name}\n{name}.GATE.wait()\n")
-    report = discover(load=True, import_budget=0.05)
+    # A budget a quick import meets even on a loaded machine (0.05 s did not, on CI once).
+    report = discover(load=True, import_budget=2.0)
     assert report["hangs"].status == "timed-out"
-    assert "did not finish within 0.05 s" in report["hangs"].reason
+    assert "did not finish within 2 s" in report["hangs"].reason
     assert "HAVERSACK_DISABLE=hangs" in report["hangs"].reason
     assert report["sqlite"].status == "loaded"  # the others are still listed
     assert not report.ok
-    prompt = compose(ns="t", key="k", import_budget=0.05)  # not named: left out
+    prompt = compose(ns="t", key="k", import_budget=2.0)  # not named: left out
     assert "query" in names(prompt)
     with pytest.raises(PackLoadError, match="did not finish within"):
-        compose(ns="t", key="k", packs=["hangs"], import_budget=0.05)
+        compose(ns="t", key="k", packs=["hangs"], import_budget=2.0)
 
 
 def test_within_returns_the_result_and_reraises():

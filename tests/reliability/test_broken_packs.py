@@ -11,14 +11,20 @@ mode must raise the precise error.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from ..integration.conftest import FIXTURES, ROOT, Venv  # noqa: TID252 - reuse
+from ..integration.conftest import (  # noqa: TID252 - reuse
+    FIXTURES,
+    ROOT,
+    Venv,
+    find_uv,
+    require_tool,
+    uv_candidates,
+)
 from ._packs import PLUGINS, wheel_from_project, write_pack
 
 PROBE = Path(__file__).resolve().parent / "packs" / "probe.py"
@@ -42,9 +48,8 @@ CLASHES = (
 
 @pytest.fixture(scope="module")
 def matrix_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is needed to build the throwaway environment")
+    # Under CI a missing uv fails: a skip would hide missing set-up.
+    uv = require_tool("uv", find_uv(), uv_candidates())
     base = tmp_path_factory.mktemp("hvrel")
     path = base / "venv"
     py = f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -7,7 +7,6 @@ pack with uv, then runs the scaffolded pack's own tests and ``haversack check`` 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from haversack._scaffold import scaffold
+
+from ..integration.conftest import find_uv, require_tool, uv_candidates  # noqa: TID252
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKS = ("planning", "vfs", "podman")
@@ -24,10 +25,8 @@ pytestmark = pytest.mark.slow
 
 
 def _uv() -> str:
-    found = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
-    if found is None:
-        pytest.skip("uv is not installed")
-    return found
+    # Under CI a missing uv fails: a skip would hide missing set-up.
+    return require_tool("uv", find_uv(), uv_candidates())
 
 
 def _env() -> dict[str, str]:
