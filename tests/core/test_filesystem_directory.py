@@ -463,7 +463,6 @@ def test_quotas_reach_the_snapshotter_and_check_quota_refuses_growth(ws, tmp_pat
     ],
 )
 def test_errors_are_worded_like_the_in_memory_workspace(fs, call, positional, keywords):
-    pytest.importorskip("haversack_vfs")
     from haversack_vfs import InMemoryFilesystem
 
     messages = []

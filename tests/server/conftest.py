@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from ..integration.conftest import require_tool  # noqa: TID252 - one rule for tools
 
 NODE_MODULES = Path(__file__).resolve().parents[2] / ".tools" / "npm" / "node_modules"
 
@@ -17,17 +18,9 @@ def npm_entry(package: str) -> tuple[str, Path]:
     Missing pieces skip the test locally and fail it under CI (CI=true), where the set-up
     must have installed them.
     """
-    node = shutil.which("node")
+    node = require_tool("node", shutil.which("node"), ["PATH"])
     script = NODE_MODULES / package / "dist" / "index.js"
-    missing = "node is not on PATH" if node is None else None
-    if missing is None and not script.is_file():
-        missing = f"{script} is missing"
-    if missing is not None:
-        message = f"{missing}: run ./dev setup (it installs the pinned npm packages)"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(message)
-        pytest.skip(message)
-    assert node is not None
+    require_tool(package, str(script) if script.is_file() else None, [str(script)])
     return node, script
 
 
