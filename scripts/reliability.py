@@ -144,7 +144,7 @@ FINDINGS: tuple[str, ...] = (
     "snapshot over calls that had committed meanwhile (files and plan steps vanished, a "
     "refused overwrite succeeded), and `asyncio.gather` of `aexecute` calls with async "
     "handlers raised `ResourceError`. Calls on one executor now take turns "
-    "(`core/src/haversack/_turn.py`, a938b5c).",
+    "(`core/src/haversack/_call_lock.py`, a938b5c).",
     "Each Podman OOM kill left an empty `oom` file in the caller's working directory: "
     "conmon writes that marker into its cwd, which the private `podman system service` "
     "inherited. The service now starts in its own folder "

@@ -10,7 +10,7 @@ import pytest
 from haversack import MarkdownSection, hookspecs
 from haversack._packs import _discovery, compose, discover
 from haversack._packs._commands import COMMAND_HOOKS
-from haversack._packs._contrib import HOOKS
+from haversack._packs._contribution import HOOKS
 from haversack._packs._manager import new_manager
 
 ROOT = Path(__file__).resolve().parents[2]

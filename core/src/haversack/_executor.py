@@ -9,10 +9,10 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import serde
+from ._call_lock import Turns
 from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked, ToolLog
 from ._result import ToolResult
-from ._turn import Turns
 from .errors import ApprovalError, HaversackError, PromptEvaluationError, ToolValidationError
 from .filesystem._protocol import Snapshottable
 
@@ -104,7 +104,7 @@ class ToolExecutor:
     raised, after the restore, because it ends the evaluation.
 
     Calls take turns (threads wait, ``aexecute`` tasks queue), because a failing call's
-    restore would otherwise undo another call's committed work; see :mod:`haversack._turn`.
+    restore would otherwise undo another call's committed work; see :mod:`haversack._call_lock`.
 
     ``resources`` may be live resources the caller manages, or ``None`` to open the
     prompt's own registry; resources the executor opened are closed by :meth:`close`

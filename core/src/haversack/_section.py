@@ -8,8 +8,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from ._generic import Specializable, type_name
 from ._policy import ToolPolicy
+from ._specializable import Specializable, type_name
 from ._tool import Tool
 from .errors import PromptValidationError
 

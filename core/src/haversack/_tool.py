@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
 
-from ._generic import Specializable, type_name
 from ._result import ToolResult
+from ._specializable import Specializable, type_name
 from .errors import PromptValidationError
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from ._cache import scan
 from ._compat import core_version, incompatibility, requirement_on_core
 from ._config import FileConfig, PackOptions, load_config, split_options
 from ._conflicts import CALLER, check_internal, find_conflicts, loose_section_key, resolve_bindings
-from ._contrib import Contribution, collect
+from ._contribution import Contribution, collect
 from ._discovery import Candidate, normalize
 from ._rename import all_tools, apply_names
 from ._report import FAILED, Conflict, PackInfo, PackReport, PackStatus
@@ -225,7 +225,7 @@ def _load(
     tracer.install(pm)
     order: list[tuple[Contribution, Candidate | None]] = []
     if caller is None:
-        from haversack._builtin import CallerContributions
+        from ._caller import CallerContributions
 
         caller = CallerContributions((), (), ())
     register(pm, caller, CALLER, CALLER)
@@ -386,7 +386,7 @@ def _loaded(
         distribution=candidate.distribution if candidate else "haversack",
         version=candidate.version if candidate else core_version(),
         status="loaded",
-        module=candidate.module if candidate else "haversack._builtin",
+        module=candidate.module if candidate else "haversack._packs._caller",
         requires=requirement_on_core(candidate) if candidate else "",
         builtin=c.builtin,
         sections=tuple(sections),
@@ -490,9 +490,10 @@ def compose(
     real: it becomes the ``workspace`` option of every loaded pack whose options have such a
     field (over what a config file says), so the core needs to know no pack by name.
     """
-    from haversack._builtin import CallerContributions
     from haversack._prompt import Prompt
     from haversack._resources import ResourceRegistry
+
+    from ._caller import CallerContributions
 
     caller = CallerContributions(sections, policies, _caller_bindings(resources))
     outcome = run(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from haversack.errors import PackLoadError
 
-from ._contrib import Contribution
+from ._contribution import Contribution
 from ._rename import all_tools
 from ._report import Conflict
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from haversack.errors import PackConfigError
 
 from ._config import PackOptions
-from ._contrib import Contribution
+from ._contribution import Contribution
 from ._rename import all_tools
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from haversack import hookspecs
 from haversack.errors import PackLoadError
 
 from ._commands import COMMAND_HOOKS
-from ._contrib import HOOKS
+from ._contribution import HOOKS
 from ._discovery import Candidate
 
 __all__ = ["HOOKS", "import_pack", "new_manager", "pending_errors", "register"]

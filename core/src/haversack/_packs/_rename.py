@@ -12,7 +12,7 @@ from haversack._tool import Tool
 from haversack.errors import PackConfigError, PromptValidationError
 
 from ._config import PackOptions
-from ._contrib import Contribution
+from ._contribution import Contribution
 
 __all__ = ["all_tools", "apply_names"]
 
