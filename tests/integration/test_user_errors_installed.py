@@ -22,6 +22,12 @@ def test_a_typo_in_a_named_pack_is_an_error_everywhere(venv: Venv, tmp_path: Pat
     env = venv.cli("render", HAVERSACK_PACKS="godo")
     assert env.returncode == 2
     assert "HAVERSACK_PACKS names 'godo'" in env.stderr
+    # The listing still shows what is installed, next to the precise problem, and fails.
+    listing = venv.cli("packs", "-p", "godo")
+    assert listing.returncode == 2
+    assert "problem: packs= (--pack) names 'godo', but no installed pack" in listing.stdout
+    assert "good  (" in listing.stdout
+    assert venv.cli("packs", "--json", "-p", "godo").returncode == 2
     (tmp_path / "haversack.toml").write_text('packs = ["godo"]\n')
     file = venv.cli("render", cwd=tmp_path)
     assert file.returncode == 2

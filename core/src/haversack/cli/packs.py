@@ -22,7 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the discovery report; exit 0 (use ``haversack check`` to gate CI)."""
+    """Print the discovery report.
+
+    Exit 2 when the user's own selection or options name something not installed (the
+    listing is still printed, so the typo can be seen next to what exists); otherwise 0,
+    even with conflicts or broken packs (``haversack check`` gates those).
+    """
     from haversack._packs import discover
     from haversack._packs._watch import budget_from_env
 
@@ -31,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         print(json.dumps(report.as_dict(include_builtin=args.all), indent=2))
-        return 0
+        return 2 if report.problems else 0
     rows = report.visible(include_builtin=args.all)
     if not rows:
         print("No packs installed (entry-point group 'haversack').")
@@ -57,4 +62,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"conflict: {conflict.message}")
     for problem in report.problems:
         print(f"problem: {problem}")
-    return 0
+    return 2 if report.problems else 0
