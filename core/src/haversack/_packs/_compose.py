@@ -222,7 +222,6 @@ def _load(
     from ._watch import watching
 
     pm = new_manager()
-    tracer.install(pm)
     order: list[tuple[Contribution, Candidate | None]] = []
     if caller is None:
         from ._caller import CallerContributions
