@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from haversack import MarkdownSection, NameConflictError, Tool, ToolResult
+from haversack._bindings import Binding, ResourceRegistry
 from haversack._packs import compose, discover
-from haversack._resources import Binding, ResourceRegistry
 from haversack.errors import PackConfigError, PackLoadError, PromptValidationError
 
 HEADER = """
@@ -142,7 +142,7 @@ def test_hook_register_policies_and_policy_clash(site):
 RESOURCE_PACK = (
     HEADER
     + """
-from haversack._resources import Binding
+from haversack._bindings import Binding
 
 class Workspace:
     pass

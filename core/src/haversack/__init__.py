@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from ._approval import ApprovalPolicy as ApprovalPolicy
     from ._approval import ApprovalVerdict as ApprovalVerdict
     from ._approval import PendingApproval as PendingApproval
+    from ._bindings import Binding as Binding
+    from ._bindings import ResourceRegistry as ResourceRegistry
+    from ._bindings import ResourceResolver as ResourceResolver
+    from ._bindings import Scope as Scope
     from ._context import ResourceLookup as ResourceLookup
     from ._context import ToolContext as ToolContext
     from ._deadline import Deadline as Deadline
@@ -44,11 +48,7 @@ if TYPE_CHECKING:
     from ._prompt import Prompt as Prompt
     from ._prompt import RenderedPrompt as RenderedPrompt
     from ._read_before_write import ReadBeforeWritePolicy as ReadBeforeWritePolicy
-    from ._resources import Binding as Binding
-    from ._resources import ResourceRegistry as ResourceRegistry
-    from ._resources import ResourceResolver as ResourceResolver
     from ._resources import Resources as Resources
-    from ._resources import Scope as Scope
     from ._resources import ToolCallScope as ToolCallScope
     from ._result import ToolResult as ToolResult
     from ._section import Section as Section
@@ -98,7 +98,7 @@ _EXPORTS: dict[str, str] = {
     "ApprovalError": ".errors",
     "ApprovalPolicy": "._approval",
     "ApprovalVerdict": "._approval",
-    "Binding": "._resources",
+    "Binding": "._bindings",
     "CallOutcome": "._events",
     "Clear": "._session",
     "Conflict": "._packs",
@@ -133,10 +133,10 @@ _EXPORTS: dict[str, str] = {
     "Replace": "._session",
     "ResourceError": ".errors",
     "ResourceLookup": "._context",
-    "ResourceRegistry": "._resources",
-    "ResourceResolver": "._resources",
+    "ResourceRegistry": "._bindings",
+    "ResourceResolver": "._bindings",
     "Resources": "._resources",
-    "Scope": "._resources",
+    "Scope": "._bindings",
     "Section": "._section",
     "SequentialDependencyPolicy": "._sequential",
     "Session": "._session",

@@ -29,9 +29,9 @@ from ._selection import Selection, closest, env_flag
 from ._trace import ENV_TRACE, Tracer
 
 if TYPE_CHECKING:
+    from haversack._bindings import Binding, ResourceRegistry
     from haversack._policy import ToolPolicy
     from haversack._prompt import Prompt
-    from haversack._resources import Binding, ResourceRegistry
     from haversack._section import Section
 
 __all__ = ["Outcome", "compose", "discover", "run"]
@@ -489,12 +489,13 @@ def compose(
     real: it becomes the ``workspace`` option of every loaded pack whose options have such a
     field (over what a config file says), so the core needs to know no pack by name.
     """
+    from haversack._bindings import ResourceRegistry, as_registry
     from haversack._prompt import Prompt
-    from haversack._resources import ResourceRegistry
 
     from ._caller import CallerContributions
 
-    caller = CallerContributions(sections, policies, _caller_bindings(resources))
+    bindings = () if resources is None else as_registry(resources).bindings
+    caller = CallerContributions(sections, policies, bindings)
     outcome = run(
         load=True,
         packs=packs,
@@ -560,21 +561,3 @@ def _loose_section(c: Contribution) -> Section[Any]:
     from haversack._section import Section
 
     return Section(title=f"Tools from {c.name}", key=loose_section_key(c.name), tools=c.tools)
-
-
-def _caller_bindings(resources: object) -> list[Binding[Any]]:
-    from haversack._resources import Binding, ResourceRegistry
-
-    if resources is None:
-        return []
-    if isinstance(resources, ResourceRegistry):
-        return list(resources.bindings)
-    if isinstance(resources, Mapping):
-        return [
-            value if isinstance(value, Binding) else Binding.instance(tp, value)
-            for tp, value in resources.items()
-        ]
-    raise TypeError(
-        f"resources must be a ResourceRegistry or a mapping of type to instance, got "
-        f"{type(resources).__qualname__}."
-    )

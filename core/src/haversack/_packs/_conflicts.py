@@ -12,7 +12,7 @@ from ._rename import all_tools
 from ._report import Conflict
 
 if TYPE_CHECKING:
-    from haversack._resources import Binding
+    from haversack._bindings import Binding
     from haversack._section import Section
 
 __all__ = ["CALLER", "find_conflicts", "loose_section_key", "resolve_bindings", "check_internal"]
@@ -108,7 +108,7 @@ def resolve_bindings(
     contributions: Sequence[Contribution],
 ) -> tuple[list[Binding[Any]], list[Conflict]]:
     """One binding per type: a non-default beats defaults; two distinct of a rank clash."""
-    from haversack._resources._binding import type_name
+    from haversack._bindings._binding import type_name
 
     by_type: dict[type, list[tuple[Contribution, Binding[Any]]]] = {}
     for c in contributions:

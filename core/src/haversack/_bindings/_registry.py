@@ -10,9 +10,9 @@ from haversack.errors import NameConflictError, ResourceError
 from ._binding import Binding, describe, type_name
 
 if TYPE_CHECKING:
-    from ._live import Resources
+    from haversack._resources import Resources
 
-__all__ = ["ResourceRegistry", "unbound_error"]
+__all__ = ["ResourceRegistry", "as_registry", "unbound_error"]
 
 T = TypeVar("T")
 
@@ -91,7 +91,8 @@ class ResourceRegistry:
         ``SINGLETON`` now, in binding order (so ``snapshottables()`` covers them from the
         start). Leaving the ``with`` block closes what was built.
         """
-        from ._live import Resources
+        # The one place the declarations reach into the runtime, and only when called.
+        from haversack._resources._live import Resources
 
         return Resources(self, eager=eager)
 
@@ -113,6 +114,33 @@ class ResourceRegistry:
 
     def __repr__(self) -> str:
         return f"ResourceRegistry({', '.join(describe(b) for b in self._bindings.values())})"
+
+
+def as_registry(resources: ResourceRegistry | Mapping[type, object]) -> ResourceRegistry:
+    """``resources`` as a registry: a ``ResourceRegistry`` as it is, or a mapping from each
+    type to a pre-built instance (bound with :meth:`Binding.instance`) or to a ``Binding``.
+
+    What ``compose(resources=...)`` and ``Prompt.bind(resources=...)`` accept.
+    """
+    if isinstance(resources, ResourceRegistry):
+        return resources
+    if not isinstance(resources, Mapping):
+        raise TypeError(
+            "resources must be a ResourceRegistry or a mapping from type to an instance or a "
+            f"Binding, got {type(resources).__qualname__}."
+        )
+    bindings: list[Binding[Any]] = []
+    for tp, value in resources.items():
+        if not isinstance(value, Binding):
+            bindings.append(Binding.instance(tp, value))
+        elif value.provides is tp:
+            bindings.append(value)
+        else:
+            raise ValueError(
+                f"resources[{getattr(tp, '__qualname__', tp)}] is a binding that provides "
+                f"{value.provides.__qualname__}; key each binding by the type it provides."
+            )
+    return ResourceRegistry.of(*bindings)
 
 
 def _combine(current: Binding[Any], new: Binding[Any]) -> Binding[Any]:
