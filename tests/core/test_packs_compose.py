@@ -277,6 +277,13 @@ def test_rename_to_invalid_name_is_a_config_error(site):
         (tools_pack("x", "x"), "contributes two tools named 'x'"),
         (
             HEADER + "@hookimpl\ndef register_sections(register):\n"
+            "    kids = [MarkdownSection(title='A', key='a', template=''),"
+            " MarkdownSection(title='A', key='a', template='')]\n"
+            "    register(Section(title='P', key='parent', children=kids))\n",
+            "contributes two sections named 'a'",
+        ),
+        (
+            HEADER + "@hookimpl\ndef register_sections(register):\n"
             "    register(Section(title='B', key='bad', tools=[make('x')]))\n"
             "@hookimpl\ndef register_policies(register):\n    register(object())\n",
             "takes a haversack.ToolPolicy",
@@ -293,6 +300,7 @@ def test_rename_to_invalid_name_is_a_config_error(site):
         "bad-arg",
         "wrapper",
         "internal-dup",
+        "internal-nested-dup",
         "bad-policy",
     ],
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from haversack.errors import NameConflictError, ResourceError
@@ -12,7 +12,7 @@ from ._binding import Binding, describe, type_name
 if TYPE_CHECKING:
     from haversack._resources import Resources
 
-__all__ = ["ResourceRegistry", "as_registry", "unbound_error"]
+__all__ = ["ResourceRegistry", "as_registry", "prevailing", "unbound_error"]
 
 T = TypeVar("T")
 
@@ -143,11 +143,21 @@ def as_registry(resources: ResourceRegistry | Mapping[type, object]) -> Resource
     return ResourceRegistry.of(*bindings)
 
 
+def prevailing(bindings: Sequence[Binding[Any]]) -> tuple[Binding[Any], Binding[Any] | None]:
+    """Of several bindings for one type, the one that wins, and the first that clashes with it.
+
+    A non-default binding beats every ``default=True`` one; two different bindings of the
+    same rank clash (equal ones, such as one ``Binding.instance`` given twice, do not).
+    """
+    strong = [b for b in bindings if not b.default] or list(bindings)
+    winner = strong[0]
+    return winner, next((b for b in strong[1:] if b != winner), None)
+
+
 def _combine(current: Binding[Any], new: Binding[Any]) -> Binding[Any]:
-    if current == new:
-        return current
-    if current.default != new.default:
-        return new if current.default else current
+    winner, rival = prevailing((current, new))
+    if rival is None:
+        return winner
     name = type_name(current.provides)
     if current.default:
         message = (
