@@ -6,9 +6,8 @@ conflict report between contributors all decide here, so they cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from ._policy import ToolPolicy
@@ -17,8 +16,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Claim",
     "Claims",
+    "Clash",
     "between_contributors",
-    "claims",
     "fix_between_contributors",
     "in_prompt",
     "within_contributor",
@@ -27,24 +26,18 @@ __all__ = [
 OwnerT = TypeVar("OwnerT")
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
+class Claim(NamedTuple):
     """One name of one ``kind`` (``"section"``, ``"tool"``, ``"policy"``) claimed by ``part``.
 
     ``path`` is the section that declares it, from the root (a section's own path; ``()``
     for a prompt-wide policy). ``part`` is ``None`` for a section the core makes itself.
     """
 
+    # A tuple, not a dataclass: a prompt of a thousand tools makes a thousand of these.
     kind: str
     name: str
     part: object
     path: tuple[str, ...]
-
-    @property
-    def scope(self) -> tuple[str, ...]:
-        """Where the name must be unique: a section key among its siblings (under its parent);
-        tool and policy names in the whole prompt."""
-        return self.path[:-1] if self.kind == "section" else ()
 
     @property
     def where(self) -> str:
@@ -52,48 +45,82 @@ class Claim:
         return ".".join(self.path) or "<prompt>"
 
 
-def claims(
-    sections: Sequence[Section[Any]],
-    policies: Sequence[ToolPolicy] = (),
-    *,
-    parent: tuple[str, ...] = (),
-) -> Iterator[Claim]:
-    """Every name ``sections`` (their keys, tools, policies and children, depth-first) and the
-    prompt-wide ``policies`` claim, in prompt order."""
-    for policy in policies:
-        yield Claim("policy", policy.name, policy, parent)
-    for section in sections:
-        path = (*parent, section.key)
-        yield Claim("section", section.key, section, path)
-        for policy in section.policies:
-            yield Claim("policy", policy.name, policy, path)
-        for tool in section.tools:
-            yield Claim("tool", tool.name, tool, path)
-        yield from claims(section.children, parent=path)
+#: A clash: the new claim, the earlier claim it clashes with, and who made the earlier one.
+Clash = tuple[Claim, Claim, OwnerT]
 
 
 class Claims(Generic[OwnerT]):
     """The first claim of every name, with who made it: the one rule of what clashes.
 
-    Two claims of one kind and name in one scope clash, except one policy object governing
-    several sections (the same object, not merely an equal name).
+    Section keys must be unique among siblings; tool and policy names in the whole prompt.
+    Two claims of one name clash, except one policy object governing several sections (the
+    same object, not merely an equal name).
     """
 
     __slots__ = ("_first",)
 
     def __init__(self) -> None:
-        self._first: dict[tuple[str, tuple[str, ...], str], tuple[Claim, OwnerT]] = {}
+        # kind -> name (for a section: (parent path, key)) -> (part, path, owner). Plain
+        # tuples: a prompt of a thousand tools records a thousand of these.
+        self._first: dict[str, dict[object, tuple[object, tuple[str, ...], OwnerT]]] = {
+            "section": {},
+            "tool": {},
+            "policy": {},
+        }
 
-    def add(self, claim: Claim, owner: OwnerT) -> tuple[Claim, OwnerT] | None:
-        """Record ``claim``; return the earlier claim (and its owner) it clashes with, if any."""
-        key = (claim.kind, claim.scope, claim.name)
-        first = self._first.get(key)
+    def add(self, claim: Claim, owner: OwnerT) -> Clash[OwnerT] | None:
+        """Record one claim; return the clash it makes, if any."""
+        found: list[Clash[OwnerT]] = []
+        self._record(claim.kind, claim.name, claim.part, claim.path, owner, found)
+        return found[0] if found else None
+
+    def add_tree(
+        self,
+        sections: Sequence[Section[Any]],
+        policies: Sequence[ToolPolicy] = (),
+        *,
+        owner: OwnerT,
+        parent: tuple[str, ...] = (),
+    ) -> list[Clash[OwnerT]]:
+        """Record every name ``sections`` (their keys, policies, tools and children,
+        depth-first) and the prompt-wide ``policies`` claim; return the clashes in prompt
+        order."""
+        found: list[Clash[OwnerT]] = []
+        record = self._record
+        for policy in policies:
+            record("policy", policy.name, policy, parent, owner, found)
+
+        def visit(items: Sequence[Section[Any]], parent: tuple[str, ...]) -> None:
+            for section in items:
+                path = (*parent, section.key)
+                record("section", section.key, section, path, owner, found)
+                for policy in section.policies:
+                    record("policy", policy.name, policy, path, owner, found)
+                for tool in section.tools:
+                    record("tool", tool.name, tool, path, owner, found)
+                visit(section.children, path)
+
+        visit(sections, parent)
+        return found
+
+    def _record(
+        self,
+        kind: str,
+        name: str,
+        part: object,
+        path: tuple[str, ...],
+        owner: OwnerT,
+        found: list[Clash[OwnerT]],
+    ) -> None:
+        table = self._first[kind]
+        key: object = (path[:-1], name) if kind == "section" else name
+        first = table.get(key)
         if first is None:
-            self._first[key] = (claim, owner)
-            return None
-        if claim.kind == "policy" and first[0].part is claim.part:
-            return None
-        return first
+            table[key] = (part, path, owner)
+        elif not (kind == "policy" and first[0] is part):
+            found.append(
+                (Claim(kind, name, part, path), Claim(kind, name, first[0], first[1]), first[2])
+            )
 
 
 # ---------------------------------------------------------------------------------- wording

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ._names import Claims, claims, in_prompt
+from ._names import Claims, in_prompt
 from ._policy import ToolPolicy
 from ._tool import TOOL_REFERENCE, Tool
 from ._tree import Node, walk
@@ -26,16 +26,14 @@ def validate(
     copy of each tool whose description names tools, with the current names filled in.
     """
     sections = tuple(node.section for node in nodes)
-    seen: Claims[None] = Claims()
-    for claim in claims(sections, prompt_policies):
-        clash = seen.add(claim, None)
-        if clash is not None:
-            first = clash[0]
-            raise PromptValidationError(
-                in_prompt(first, claim),
-                section_path=claim.path,
-                tool_name=claim.name if claim.kind == "tool" else None,
-            )
+    clashes = Claims[None]().add_tree(sections, prompt_policies, owner=None)
+    if clashes:
+        claim, first, _ = clashes[0]
+        raise PromptValidationError(
+            in_prompt(first, claim),
+            section_path=claim.path,
+            tool_name=claim.name if claim.kind == "tool" else None,
+        )
     originals: dict[str, list[tuple[tuple[str, ...], str]]] = {}
     for node in walk(nodes):
         _check_placeholders(node)

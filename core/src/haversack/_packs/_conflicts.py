@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from haversack._names import (
-    Claim,
-    Claims,
-    claims,
-    fix_between_contributors,
-    within_contributor,
-)
+from haversack._names import Claim, Claims, Clash, fix_between_contributors, within_contributor
 from haversack.errors import PackLoadError
 
 from ._contribution import Contribution
@@ -32,24 +26,27 @@ def loose_section_key(pack: str) -> str:
     return key if key[:1].isalnum() else f"pack-{key}"
 
 
-def _claims(c: Contribution) -> Iterator[Claim]:
-    """Every name a contribution claims, as it will sit in the composed prompt."""
-    yield from claims(c.sections, c.policies)
+def _claim(c: Contribution, claims: Claims[Contribution]) -> list[Clash[Contribution]]:
+    """Record every name a contribution claims, as it will sit in the composed prompt."""
+    clashes = claims.add_tree(c.sections, c.policies, owner=c)
     if c.tools:
         key = loose_section_key(c.name)
-        yield Claim("section", key, None, (key,))
-        for tool in c.tools:
-            yield Claim("tool", tool.name, tool, (key,))
+        for claim in (
+            Claim("section", key, None, (key,)),
+            *(Claim("tool", tool.name, tool, (key,)) for tool in c.tools),
+        ):
+            clash = claims.add(claim, c)
+            if clash is not None:
+                clashes.append(clash)
+    return clashes
 
 
 def check_internal(c: Contribution) -> None:
     """A contributor claiming one name twice is its own bug: ``PackLoadError``."""
-    seen: Claims[None] = Claims()
-    for claim in _claims(c):
-        if seen.add(claim, None) is not None:
-            raise PackLoadError(
-                within_contributor(c.label, claim), pack=None if c.builtin else c.name
-            )
+    clashes = _claim(c, Claims())
+    if clashes:
+        claim = clashes[0][0]
+        raise PackLoadError(within_contributor(c.label, claim), pack=None if c.builtin else c.name)
 
 
 def _fix(kind: str, name: str, second: Contribution, first: Contribution) -> str:
@@ -59,16 +56,14 @@ def _fix(kind: str, name: str, second: Contribution, first: Contribution) -> str
 
 def find_conflicts(contributions: Sequence[Contribution]) -> list[Conflict]:
     """Every clash between contributors (each already checked by :func:`check_internal`)."""
-    seen: Claims[Contribution] = Claims()
+    claims: Claims[Contribution] = Claims()
     found: list[Conflict] = []
     for c in contributions:
-        for claim in _claims(c):
-            clash = seen.add(claim, c)
+        for claim, _, first in _claim(c, claims):
             # A nested key meets another contributor's only under a clashing parent key,
             # which is reported already.
-            if clash is None or (claim.kind == "section" and claim.scope):
+            if claim.kind == "section" and len(claim.path) > 1:
                 continue
-            first = clash[1]
             found.append(
                 Conflict(
                     claim.kind,
