@@ -170,3 +170,31 @@ def test_packs_public_only_contract_lists_every_private_core_module():
         c for c in contracts if c["name"] == "Packs import only public haversack modules"
     ]
     assert set(contract["forbidden_modules"]) == _private_core_modules()
+
+
+def test_contributing_names_the_model_and_runtime_the_layering_contract_checks():
+    """CONTRIBUTING.md's lists of the prompt model, the runtime and the pack system are the
+    model contract's own source and forbidden modules."""
+    import re
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"] == "The prompt model imports neither the runtime nor the pack system"
+    ]
+    text = " ".join((ROOT / "CONTRIBUTING.md").read_text().split())
+    groups = re.search(
+        r"the prompt model \(([^)]*)\) imports neither the runtime \(([^)]*)\) "
+        r"nor the pack system \(([^)]*)\)",
+        text,
+    )
+    assert groups, "CONTRIBUTING.md no longer states the layering rule"
+
+    def modules(listing: str) -> set[str]:
+        return {f"haversack.{name}" for name in re.findall(r"`([\w.]+)`", listing)}
+
+    model, runtime, packs = (modules(g) for g in groups.groups())
+    assert model == set(contract["source_modules"])
+    assert runtime | packs == set(contract["forbidden_modules"])

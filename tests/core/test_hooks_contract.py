@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -36,6 +37,29 @@ def test_hook_order_covers_every_spec():
 def test_every_hook_is_exercised_by_a_test(name):
     tests = "".join(p.read_text() for p in (ROOT / "tests" / "core").glob("test_*.py"))
     assert re.search(rf"def test_hook_{name}\w*\(", tests), f"no test_hook_{name}* test"
+
+
+PLUGIN_FILES = sorted(
+    [*ROOT.glob("plugins/*/src/*/plugin.py"), *ROOT.glob("examples/*/src/*/plugin.py")]
+)
+
+
+@pytest.mark.parametrize("path", PLUGIN_FILES, ids=lambda p: p.parent.name)
+def test_plugin_modules_hold_only_hook_functions_marked_one_way(path):
+    """One style in every pack: module-level ``@haversack.hookimpl`` functions, nothing else."""
+    specs = {name for name, _ in SPECS}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the module docstring
+        assert isinstance(node, ast.FunctionDef), f"{path}: {ast.unparse(node)[:60]!r}"
+        assert [ast.unparse(d) for d in node.decorator_list] == ["haversack.hookimpl"], node.name
+        assert node.name in specs, f"{path}: {node.name} is not a hook"
+
+
+def test_every_distribution_has_a_plugin_module():
+    assert len(PLUGIN_FILES) == 5
 
 
 def test_hookimpl_marker_is_the_projects():

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from haversack import MarkdownSection, NameConflictError, Tool, ToolResult
+from haversack._bindings import Binding, ResourceRegistry
 from haversack._packs import compose, discover
-from haversack._resources import Binding, ResourceRegistry
 from haversack.errors import PackConfigError, PackLoadError, PromptValidationError
 
 HEADER = """
@@ -142,7 +142,7 @@ def test_hook_register_policies_and_policy_clash(site):
 RESOURCE_PACK = (
     HEADER
     + """
-from haversack._resources import Binding
+from haversack._bindings import Binding
 
 class Workspace:
     pass
@@ -277,6 +277,13 @@ def test_rename_to_invalid_name_is_a_config_error(site):
         (tools_pack("x", "x"), "contributes two tools named 'x'"),
         (
             HEADER + "@hookimpl\ndef register_sections(register):\n"
+            "    kids = [MarkdownSection(title='A', key='a', template=''),"
+            " MarkdownSection(title='A', key='a', template='')]\n"
+            "    register(Section(title='P', key='parent', children=kids))\n",
+            "contributes two sections named 'a'",
+        ),
+        (
+            HEADER + "@hookimpl\ndef register_sections(register):\n"
             "    register(Section(title='B', key='bad', tools=[make('x')]))\n"
             "@hookimpl\ndef register_policies(register):\n    register(object())\n",
             "takes a haversack.ToolPolicy",
@@ -293,6 +300,7 @@ def test_rename_to_invalid_name_is_a_config_error(site):
         "bad-arg",
         "wrapper",
         "internal-dup",
+        "internal-nested-dup",
         "bad-policy",
     ],
 )

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from haversack._packs import _compat, _discovery, discover
-from haversack._packs._compose import run
+from haversack._packs._loader import PackLoader
 from haversack.errors import PackConfigError, PackLoadError
 
 RECORDING = """
@@ -125,7 +125,7 @@ def test_unknown_allowlisted_name_is_a_problem(site):
 def test_unknown_allowlisted_name_raises_in_strict(site):
     site.add("alpha")
     with pytest.raises(PackConfigError, match="alpah"):
-        run(load=True, packs=["alpah"], strict=True)
+        PackLoader(packs=["alpah"], strict=True).discover()
 
 
 def test_incompatible_pack_is_not_imported(site, tmp_path):
@@ -141,12 +141,16 @@ def test_incompatible_pack_is_not_imported(site, tmp_path):
 
 def test_incompatible_pack_raises_in_strict_mode(site, monkeypatch):
     site.add("old", requires=["haversack<0.0.1"])
+    loader = PackLoader(strict=True)
+    loader.discover()
     with pytest.raises(PackLoadError, match="'old'") as info:
-        run(load=True, strict=True)
+        loader.select(load=True)
     assert info.value.pack == "old"
     monkeypatch.setenv("HAVERSACK_STRICT", "1")
+    loader = PackLoader()
+    loader.discover()
     with pytest.raises(PackLoadError):
-        run(load=True)
+        loader.select(load=True)
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.metadata
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +114,33 @@ def test_filesystem_contract_has_one_public_home() -> None:
         value = getattr(filesystem, name)
         if isinstance(value, type) or inspect.isfunction(value):
             assert value.__module__ == "haversack.filesystem", name
+
+
+def _type_checking_imports() -> dict[str, str]:
+    """``name -> module`` of the ``if TYPE_CHECKING:`` imports of ``haversack/__init__.py``."""
+    tree = ast.parse(Path(haversack.__file__).read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom), ast.unparse(stmt)
+                for alias in stmt.names:
+                    # ``X as X`` is what marks a name re-exported for mypy --strict and pyright.
+                    assert alias.asname == alias.name, f"import {alias.name} as itself"
+                    found[alias.name] = "." * stmt.level + (stmt.module or "")
+    return found
+
+
+def test_type_checkers_see_exactly_the_lazy_export_table() -> None:
+    assert _type_checking_imports() == haversack._EXPORTS
+
+
+def test_all_is_the_lazy_export_table() -> None:
+    assert haversack.__all__ == sorted(haversack._EXPORTS)
+
+
+def test_star_import_gives_every_public_name() -> None:
+    namespace: dict[str, object] = {}
+    exec("from haversack import *", namespace)
+    names = {name for name in namespace if name != "__builtins__"}
+    assert names == set(haversack._EXPORTS)

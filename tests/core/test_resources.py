@@ -7,7 +7,8 @@ from typing import Protocol
 
 import pytest
 
-from haversack._resources import Binding, ResourceRegistry, Resources, Scope
+from haversack._bindings import Binding, ResourceRegistry, Scope
+from haversack._resources import Resources
 from haversack.errors import NameConflictError, ResourceError
 from haversack.filesystem import Snapshottable
 
@@ -597,3 +598,58 @@ def test_snapshottables_deduplicates_one_object_bound_twice():
     )  # type: ignore[arg-type,return-value]
     with registry.open() as resources:
         assert resources.snapshottables() == (store,)
+
+
+# ---------------------------------------------------------------- what bind() and compose() take
+def test_prompt_bind_turns_a_mapping_into_a_registry_that_opens() -> None:
+    from haversack import Prompt
+
+    config = Config()
+    prompt = Prompt(ns="t", key="k").bind(resources={Config: config})
+    assert isinstance(prompt.resources, ResourceRegistry)
+    assert prompt.resources.get(Config).prebuilt
+    with prompt.resources.open() as live:
+        assert live.get(Config) is config
+    client = Binding(Client, lambda r: Client(r.get(Config)))
+    rebound = prompt.bind(resources={Client: client})
+    assert list(rebound.resources or ()) == [Config, Client]
+    assert prompt.resources is not rebound.resources  # bind() copies
+
+
+def test_bind_and_compose_refuse_a_binding_keyed_by_another_type_alike() -> None:
+    from haversack import Prompt, compose
+
+    wrong = {Config: Binding(Client, lambda r: Client(Config()))}
+    with pytest.raises(ValueError, match=r"provides Client; key each binding") as bound:
+        Prompt(ns="t", key="k").bind(resources=wrong)
+    with pytest.raises(ValueError, match="key each binding") as composed:
+        compose(ns="t", key="k", packs=[], resources=wrong)
+    assert str(bound.value) == str(composed.value)
+
+
+def test_bind_and_compose_refuse_resources_of_the_wrong_kind_alike() -> None:
+    from haversack import Prompt, compose
+
+    with pytest.raises(TypeError, match="got list") as bound:
+        Prompt(ns="t", key="k").bind(resources=[Config()])  # type: ignore[arg-type]
+    with pytest.raises(TypeError) as composed:
+        compose(ns="t", key="k", packs=[], resources=[Config()])  # type: ignore[arg-type]
+    assert str(bound.value) == str(composed.value)
+
+
+def test_the_prompt_model_loads_no_live_resources() -> None:
+    """Declarations are the model's; only opening a registry loads the runtime's resources."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from haversack._prompt import Prompt\n"
+        "from haversack._bindings import Binding\n"
+        "p = Prompt(ns='t', key='k').bind(resources={int: 3})\n"
+        "print('haversack._resources' in sys.modules)\n"
+        "p.resources.open().close()\n"
+        "print('haversack._resources' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

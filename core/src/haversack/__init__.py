@@ -15,68 +15,81 @@ from typing import TYPE_CHECKING, Any
 
 from .lazy import lazy_exports
 
+# For type checkers only: each public name imported as itself (``X as X``), which marks it
+# re-exported under mypy --strict and pyright. They read no ``__all__`` (see below), so this
+# is their list of the package's names; a test checks it against ``_EXPORTS``.
 if TYPE_CHECKING:
-    from ._approval import Approval, ApprovalPolicy, ApprovalVerdict, PendingApproval
-    from ._context import ResourceLookup, ToolContext
-    from ._deadline import Deadline
-    from ._events import CallOutcome, ToolInvoked, ToolLog
-    from ._executor import ToolExecutor
-    from ._json_params import JsonArguments, json_schema_params
-    from ._markdown import MarkdownSection
-    from ._packs import Conflict, PackInfo, PackReport, PackStatus, compose, discover
-    from ._policy import PolicyDecision, ToolPolicy
-    from ._prompt import Prompt, RenderedPrompt
-    from ._read_before_write import ReadBeforeWritePolicy
-    from ._resources import (
-        Binding,
-        ResourceRegistry,
-        ResourceResolver,
-        Resources,
-        Scope,
-        ToolCallScope,
-    )
-    from ._result import ToolResult
-    from ._section import Section
-    from ._sequential import SequentialDependencyPolicy
-    from ._session import (
-        Append,
-        Clear,
-        Extend,
-        Reducer,
-        Replace,
-        Session,
-        SessionSnapshot,
-        Slice,
-        SliceOp,
-        SlicePolicy,
-        SliceView,
-    )
-    from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
-    from .errors import (
-        ApprovalError,
-        DeadlineExceededError,
-        HaversackError,
-        NameConflictError,
-        PackConfigError,
-        PackError,
-        PackLoadError,
-        PromptEvaluationError,
-        PromptRenderError,
-        PromptValidationError,
-        ProviderError,
-        ResourceError,
-        ToolValidationError,
-    )
-    from .filesystem import (
-        FileStat,
-        Filesystem,
-        GrepMatch,
-        GrepResult,
-        ReadWindow,
-        Snapshottable,
-        normalize_path,
-    )
-    from .hookspecs import hookimpl
+    from ._approval import Approval as Approval
+    from ._approval import ApprovalPolicy as ApprovalPolicy
+    from ._approval import ApprovalVerdict as ApprovalVerdict
+    from ._approval import PendingApproval as PendingApproval
+    from ._bindings import Binding as Binding
+    from ._bindings import ResourceRegistry as ResourceRegistry
+    from ._bindings import ResourceResolver as ResourceResolver
+    from ._bindings import Scope as Scope
+    from ._context import ResourceLookup as ResourceLookup
+    from ._context import ToolContext as ToolContext
+    from ._deadline import Deadline as Deadline
+    from ._events import CallOutcome as CallOutcome
+    from ._events import ToolInvoked as ToolInvoked
+    from ._events import ToolLog as ToolLog
+    from ._executor import ToolExecutor as ToolExecutor
+    from ._json_params import JsonArguments as JsonArguments
+    from ._json_params import json_schema_params as json_schema_params
+    from ._markdown import MarkdownSection as MarkdownSection
+    from ._packs import Conflict as Conflict
+    from ._packs import PackInfo as PackInfo
+    from ._packs import PackReport as PackReport
+    from ._packs import PackStatus as PackStatus
+    from ._packs import compose as compose
+    from ._packs import discover as discover
+    from ._policy import PolicyDecision as PolicyDecision
+    from ._policy import ToolPolicy as ToolPolicy
+    from ._prompt import Prompt as Prompt
+    from ._prompt import RenderedPrompt as RenderedPrompt
+    from ._read_before_write import ReadBeforeWritePolicy as ReadBeforeWritePolicy
+    from ._resources import Resources as Resources
+    from ._resources import ToolCallScope as ToolCallScope
+    from ._result import ToolResult as ToolResult
+    from ._section import Section as Section
+    from ._sequential import SequentialDependencyPolicy as SequentialDependencyPolicy
+    from ._session import Append as Append
+    from ._session import Clear as Clear
+    from ._session import Extend as Extend
+    from ._session import Reducer as Reducer
+    from ._session import Replace as Replace
+    from ._session import Session as Session
+    from ._session import SessionSnapshot as SessionSnapshot
+    from ._session import Slice as Slice
+    from ._session import SliceOp as SliceOp
+    from ._session import SlicePolicy as SlicePolicy
+    from ._session import SliceView as SliceView
+    from ._tool import Tool as Tool
+    from ._tool import ToolAnnotations as ToolAnnotations
+    from ._tool import ToolExample as ToolExample
+    from ._tool import ToolHandler as ToolHandler
+    from ._tool import tool as tool
+    from .errors import ApprovalError as ApprovalError
+    from .errors import DeadlineExceededError as DeadlineExceededError
+    from .errors import HaversackError as HaversackError
+    from .errors import NameConflictError as NameConflictError
+    from .errors import PackConfigError as PackConfigError
+    from .errors import PackError as PackError
+    from .errors import PackLoadError as PackLoadError
+    from .errors import PromptEvaluationError as PromptEvaluationError
+    from .errors import PromptRenderError as PromptRenderError
+    from .errors import PromptValidationError as PromptValidationError
+    from .errors import ProviderError as ProviderError
+    from .errors import ResourceError as ResourceError
+    from .errors import ToolValidationError as ToolValidationError
+    from .filesystem import FileStat as FileStat
+    from .filesystem import Filesystem as Filesystem
+    from .filesystem import GrepMatch as GrepMatch
+    from .filesystem import GrepResult as GrepResult
+    from .filesystem import ReadWindow as ReadWindow
+    from .filesystem import Snapshottable as Snapshottable
+    from .filesystem import normalize_path as normalize_path
+    from .hookspecs import hookimpl as hookimpl
 
 #: Public name -> the private module that defines it.
 _EXPORTS: dict[str, str] = {
@@ -85,7 +98,7 @@ _EXPORTS: dict[str, str] = {
     "ApprovalError": ".errors",
     "ApprovalPolicy": "._approval",
     "ApprovalVerdict": "._approval",
-    "Binding": "._resources",
+    "Binding": "._bindings",
     "CallOutcome": "._events",
     "Clear": "._session",
     "Conflict": "._packs",
@@ -120,10 +133,10 @@ _EXPORTS: dict[str, str] = {
     "Replace": "._session",
     "ResourceError": ".errors",
     "ResourceLookup": "._context",
-    "ResourceRegistry": "._resources",
-    "ResourceResolver": "._resources",
+    "ResourceRegistry": "._bindings",
+    "ResourceResolver": "._bindings",
     "Resources": "._resources",
-    "Scope": "._resources",
+    "Scope": "._bindings",
     "Section": "._section",
     "SequentialDependencyPolicy": "._sequential",
     "Session": "._session",
@@ -153,79 +166,11 @@ _EXPORTS: dict[str, str] = {
     "tool": "._tool",
 }
 
-__all__ = [
-    "Append",
-    "Approval",
-    "ApprovalError",
-    "ApprovalPolicy",
-    "ApprovalVerdict",
-    "Binding",
-    "CallOutcome",
-    "Clear",
-    "Conflict",
-    "Deadline",
-    "DeadlineExceededError",
-    "Extend",
-    "FileStat",
-    "Filesystem",
-    "GrepMatch",
-    "GrepResult",
-    "HaversackError",
-    "JsonArguments",
-    "MarkdownSection",
-    "NameConflictError",
-    "PackConfigError",
-    "PackError",
-    "PackInfo",
-    "PackLoadError",
-    "PackReport",
-    "PackStatus",
-    "PendingApproval",
-    "PolicyDecision",
-    "Prompt",
-    "PromptEvaluationError",
-    "PromptRenderError",
-    "PromptValidationError",
-    "ProviderError",
-    "ReadBeforeWritePolicy",
-    "ReadWindow",
-    "Reducer",
-    "RenderedPrompt",
-    "Replace",
-    "ResourceError",
-    "ResourceLookup",
-    "ResourceRegistry",
-    "ResourceResolver",
-    "Resources",
-    "Scope",
-    "Section",
-    "SequentialDependencyPolicy",
-    "Session",
-    "SessionSnapshot",
-    "Slice",
-    "SliceOp",
-    "SlicePolicy",
-    "SliceView",
-    "Snapshottable",
-    "Tool",
-    "ToolAnnotations",
-    "ToolCallScope",
-    "ToolContext",
-    "ToolExample",
-    "ToolExecutor",
-    "ToolHandler",
-    "ToolInvoked",
-    "ToolLog",
-    "ToolPolicy",
-    "ToolResult",
-    "ToolValidationError",
-    "compose",
-    "discover",
-    "hookimpl",
-    "json_schema_params",
-    "normalize_path",
-    "tool",
-]
+# Derived from the table so there is no third list to keep. Hidden from type checkers: an
+# ``__all__`` mypy cannot read (it only reads a literal list) would make it treat every name
+# as private; without one they take the ``X as X`` imports above.
+if not TYPE_CHECKING:
+    __all__ = sorted(_EXPORTS)
 
 
 _exported, __dir__ = lazy_exports(globals(), _EXPORTS, rehome=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ._bindings import ResourceRegistry, as_registry
 from ._policy import ToolPolicy
 from ._rendering import RenderState
 from ._section import Section
@@ -14,9 +15,6 @@ from ._tool import Tool
 from ._tree import build_tree, walk
 from ._validation import validate
 from .errors import PromptValidationError
-
-if TYPE_CHECKING:
-    from ._resources import Binding, ResourceRegistry
 
 __all__ = ["Prompt", "RenderedPrompt"]
 
@@ -143,7 +141,7 @@ class Prompt:
             object.__setattr__(clone, slot, getattr(self, slot))
         clone._bound = bound
         if resources is not None:
-            registry = _as_registry(resources)
+            registry = as_registry(resources)
             clone.resources = registry if self.resources is None else self.resources.merge(registry)
         return clone
 
@@ -196,14 +194,3 @@ class Prompt:
 
     def __repr__(self) -> str:
         return f"Prompt(ns={self.ns!r}, key={self.key!r}, sections={len(self.sections)})"
-
-
-def _as_registry(resources: ResourceRegistry | Mapping[type, object]) -> ResourceRegistry:
-    from ._resources import Binding, ResourceRegistry
-
-    if isinstance(resources, ResourceRegistry):
-        return resources
-    bindings: list[Binding[Any]] = []
-    for tp, value in resources.items():
-        bindings.append(value if isinstance(value, Binding) else Binding.instance(tp, value))
-    return ResourceRegistry.of(*bindings)

@@ -21,7 +21,6 @@ class Node:
 
 def build_tree(sections: Sequence[Section[Any]], parent: tuple[str, ...]) -> tuple[Node, ...]:
     nodes = []
-    seen: set[str] = set()
     for section in sections:
         if not isinstance(section, Section):
             raise PromptValidationError(
@@ -29,12 +28,6 @@ def build_tree(sections: Sequence[Section[Any]], parent: tuple[str, ...]) -> tup
                 section_path=parent,
             )
         path = (*parent, section.key)
-        if section.key in seen:
-            raise PromptValidationError(
-                f"Two sibling sections share the key {section.key!r}; sibling keys must be unique.",
-                section_path=path,
-            )
-        seen.add(section.key)
         nodes.append(Node(section, path, build_tree(section.children, path)))
     return tuple(nodes)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ._names import Claims, in_prompt
 from ._policy import ToolPolicy
 from ._tool import TOOL_REFERENCE, Tool
 from ._tree import Node, walk
@@ -24,26 +25,19 @@ def validate(
     Returns, per section path, its resolved ``${tool:x}`` names, and, per tool name, the
     copy of each tool whose description names tools, with the current names filled in.
     """
-    tool_paths: dict[str, tuple[str, ...]] = {}
+    sections = tuple(node.section for node in nodes)
+    clashes = Claims[None]().add_tree(sections, prompt_policies, owner=None)
+    if clashes:
+        claim, first, _ = clashes[0]
+        raise PromptValidationError(
+            in_prompt(first, claim),
+            section_path=claim.path,
+            tool_name=claim.name if claim.kind == "tool" else None,
+        )
     originals: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-    policies: dict[str, object] = {}
-    for policy in prompt_policies:
-        _claim_policy(policies, policy, ())
     for node in walk(nodes):
-        section = node.section
         _check_placeholders(node)
-        for policy in section.policies:
-            _claim_policy(policies, policy, node.path)
-        for item in section.tools:
-            if item.name in tool_paths:
-                first = ".".join(tool_paths[item.name]) or "<prompt>"
-                raise PromptValidationError(
-                    f"Tool name {item.name!r} is declared twice: in section {first!r} and in "
-                    f"section {'.'.join(node.path)!r}. Tool names must be unique in a prompt.",
-                    section_path=node.path,
-                    tool_name=item.name,
-                )
-            tool_paths[item.name] = node.path
+        for item in node.section.tools:
             originals.setdefault(item.original_name, []).append((node.path, item.name))
     resolved: dict[tuple[str, ...], dict[str, str]] = {}
     described: dict[str, ResolvedTool] = {}
@@ -76,16 +70,6 @@ def _describe(
             section_path=path,
             tool_name=item.name,
         ) from exc
-
-
-def _claim_policy(seen: dict[str, object], policy: ToolPolicy, path: tuple[str, ...]) -> None:
-    other = seen.get(policy.name)
-    if other is not None and other is not policy:
-        raise PromptValidationError(
-            f"Two different policies are named {policy.name!r}; policy names must be unique.",
-            section_path=path,
-        )
-    seen[policy.name] = policy
 
 
 def _check_placeholders(node: Node) -> None:

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from ._bindings import Binding
     from ._policy import ToolPolicy
-    from ._resources import Binding
     from ._section import Section
     from ._tool import Tool
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from haversack.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from haversack._bindings import Binding
     from haversack._policy import ToolPolicy
-    from haversack._resources import Binding
     from haversack._section import Section
 
 __all__ = ["CallerContributions"]

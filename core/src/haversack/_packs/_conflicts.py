@@ -1,21 +1,20 @@
-"""Global name uniqueness across contributors, with a fix suggested for each clash."""
+"""Name uniqueness across contributors (decided by ``haversack._names``) and resource choice."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from haversack._names import Claim, Claims, Clash, fix_between_contributors, within_contributor
 from haversack.errors import PackLoadError
 
 from ._contribution import Contribution
-from ._rename import all_tools
 from ._report import Conflict
 
 if TYPE_CHECKING:
-    from haversack._resources import Binding
-    from haversack._section import Section
+    from haversack._bindings import Binding
 
-__all__ = ["CALLER", "find_conflicts", "loose_section_key", "resolve_bindings", "check_internal"]
+__all__ = ["CALLER", "check_internal", "find_conflicts", "loose_section_key", "resolve_bindings"]
 
 #: How the caller's own sections, policies and resources are named in messages.
 CALLER = "your code"
@@ -27,88 +26,61 @@ def loose_section_key(pack: str) -> str:
     return key if key[:1].isalnum() else f"pack-{key}"
 
 
-def _policies(section: Section[Any]) -> Iterator[Any]:
-    yield from section.policies
-    for child in section.children:
-        yield from _policies(child)
-
-
-def _claims(c: Contribution) -> Iterator[tuple[str, str, object]]:
-    """``(kind, name, object)`` for every name a contribution claims."""
-    for section in c.sections:
-        yield "section", section.key, section
+def _claim(c: Contribution, claims: Claims[Contribution]) -> list[Clash[Contribution]]:
+    """Record every name a contribution claims, as it will sit in the composed prompt."""
+    clashes = claims.add_tree(c.sections, c.policies, owner=c)
     if c.tools:
-        yield "section", loose_section_key(c.name), None
-    for tool in all_tools(c):
-        yield "tool", tool.name, tool
-    for policy in c.policies:
-        yield "policy", policy.name, policy
-    for section in c.sections:
-        for policy in _policies(section):
-            yield "policy", policy.name, policy
+        key = loose_section_key(c.name)
+        for claim in (
+            Claim("section", key, None, (key,)),
+            *(Claim("tool", tool.name, tool, (key,)) for tool in c.tools),
+        ):
+            clash = claims.add(claim, c)
+            if clash is not None:
+                clashes.append(clash)
+    return clashes
 
 
 def check_internal(c: Contribution) -> None:
     """A contributor claiming one name twice is its own bug: ``PackLoadError``."""
-    seen: dict[tuple[str, str], object] = {}
-    for kind, name, obj in _claims(c):
-        other = seen.get((kind, name))
-        if (kind, name) in seen and not (kind == "policy" and other is obj):
-            raise PackLoadError(
-                f"{c.label} contributes two {kind}s named {name!r}; "
-                + (
-                    ""
-                    if kind != "section" or obj is not None
-                    else "its loose tools go in a section keyed by the pack name. "
-                )
-                + "Names must be unique within the prompt.",
-                pack=None if c.builtin else c.name,
-            )
-        seen[(kind, name)] = obj
+    clashes = _claim(c, Claims())
+    if clashes:
+        claim = clashes[0][0]
+        raise PackLoadError(within_contributor(c.label, claim), pack=None if c.builtin else c.name)
 
 
-def _hint(kind: str, name: str, second: Contribution, first: Contribution) -> str:
+def _fix(kind: str, name: str, second: Contribution, first: Contribution) -> str:
     pack = second if not second.builtin else first
-    p = pack.name
-    drop = f"or leave one pack out (HAVERSACK_DISABLE={p}, or compose(exclude=[{p!r}]))."
-    if pack.builtin:
-        return "Rename one of them."
-    if kind == "tool":
-        return (
-            f'To fix it, give one pack a prefix: [tool.haversack.packs.{p}] prefix = "{p}_" '
-            f'(or rename = {{ {name} = "{p}_{name}" }}), {drop}'
-        )
-    if kind == "resource":
-        return (
-            "To fix it, mark one binding default=True, "
-            + drop.removeprefix("or ")
-            + " To override a pack's resource, use prompt.bind(resources=...) after composing."
-        )
-    return f"To fix it, rename your own {kind}, {drop}"
+    return fix_between_contributors(kind, name, None if pack.builtin else pack.name)
 
 
 def find_conflicts(contributions: Sequence[Contribution]) -> list[Conflict]:
-    """Every cross-contributor clash of section keys, tool names and policy names."""
-    owners: dict[tuple[str, str], tuple[Contribution, object]] = {}
+    """Every clash between contributors (each already checked by :func:`check_internal`)."""
+    claims: Claims[Contribution] = Claims()
     found: list[Conflict] = []
     for c in contributions:
-        for kind, name, obj in _claims(c):
-            owner = owners.get((kind, name))
-            if owner is None:
-                owners[(kind, name)] = (c, obj)
+        for claim, _, first in _claim(c, claims):
+            # A nested key meets another contributor's only under a clashing parent key,
+            # which is reported already.
+            if claim.kind == "section" and len(claim.path) > 1:
                 continue
-            first, first_obj = owner
-            if first is c or (kind == "policy" and first_obj is obj):
-                continue
-            found.append(Conflict(kind, name, (first.label, c.label), _hint(kind, name, c, first)))
+            found.append(
+                Conflict(
+                    claim.kind,
+                    claim.name,
+                    (first.label, c.label),
+                    _fix(claim.kind, claim.name, c, first),
+                )
+            )
     return found
 
 
 def resolve_bindings(
     contributions: Sequence[Contribution],
 ) -> tuple[list[Binding[Any]], list[Conflict]]:
-    """One binding per type: a non-default beats defaults; two distinct of a rank clash."""
-    from haversack._resources._binding import type_name
+    """One binding per type, chosen as a merged registry chooses; a clash is a conflict."""
+    from haversack._bindings._binding import type_name
+    from haversack._bindings._registry import prevailing
 
     by_type: dict[type, list[tuple[Contribution, Binding[Any]]]] = {}
     for c in contributions:
@@ -117,18 +89,18 @@ def resolve_bindings(
     chosen: list[Binding[Any]] = []
     conflicts: list[Conflict] = []
     for tp, entries in by_type.items():
-        strong = [e for e in entries if not e[1].default] or entries
-        first_c, first_b = strong[0]
-        for other_c, other_b in strong[1:]:
-            if other_b != first_b:
-                conflicts.append(
-                    Conflict(
-                        "resource",
-                        type_name(tp),
-                        (first_c.label, other_c.label),
-                        _hint("resource", type_name(tp), other_c, first_c),
-                    )
+        winner, rival = prevailing([b for _, b in entries])
+        if rival is not None:
+            first = next(c for c, b in entries if b is winner)
+            other = next(c for c, b in entries if b is rival)
+            name = type_name(tp)
+            conflicts.append(
+                Conflict(
+                    "resource",
+                    name,
+                    (first.label, other.label),
+                    _fix("resource", name, other, first),
                 )
-                break
-        chosen.append(first_b)
+            )
+        chosen.append(winner)
     return chosen, conflicts

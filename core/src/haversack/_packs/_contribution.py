@@ -15,8 +15,8 @@ from ._trace import Tracer
 if TYPE_CHECKING:
     import pluggy
 
+    from haversack._bindings import Binding
     from haversack._policy import ToolPolicy
-    from haversack._resources import Binding
     from haversack._section import Section
     from haversack._tool import Tool
 
@@ -50,8 +50,8 @@ def _has_field(config_type: type[Any], name: str) -> bool:
 
 
 def _expected() -> dict[str, tuple[str, type, str]]:
+    from haversack._bindings import Binding
     from haversack._policy import ToolPolicy
-    from haversack._resources import Binding
     from haversack._section import Section
     from haversack._tool import Tool
 

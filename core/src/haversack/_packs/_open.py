@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from haversack.errors import HaversackError, ResourceError
 
 if TYPE_CHECKING:
+    from haversack._bindings import ResourceRegistry
     from haversack._prompt import Prompt
-    from haversack._resources import ResourceRegistry
 
 __all__ = ["ResourceProblem", "check_resources", "resource_error_line"]
 
@@ -41,7 +41,7 @@ def check_resources(prompt: Prompt) -> tuple[ResourceProblem, ...]:
     resource starts (a sandbox container, a database connection): this is a real check, as
     slow as the first call of a session.
     """
-    from haversack._resources import Scope
+    from haversack._bindings import Scope
 
     registry: ResourceRegistry | None = prompt.resources
     if registry is None or not len(registry):

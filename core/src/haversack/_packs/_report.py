@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from haversack._names import between_contributors
+
 __all__ = ["FAILED", "Conflict", "PackInfo", "PackReport", "PackStatus"]
 
 #: ``loaded``: imported and its hooks ran; ``not-imported``: selected and compatible but only
@@ -89,10 +91,7 @@ class Conflict:
     def message(self) -> str:
         """The full sentence, as :class:`~haversack.errors.NameConflictError` carries it."""
         first, second = self.contributors
-        return (
-            f"Two contributors claim the {self.kind} name {self.name!r}: {first} and {second}. "
-            f"Names are never renamed silently. {self.hint}"
-        )
+        return between_contributors(self.kind, self.name, first, second, self.hint)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-compatible form."""

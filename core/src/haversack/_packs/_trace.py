@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
-
-if TYPE_CHECKING:
-    import pluggy
+from collections.abc import Mapping
+from typing import TextIO
 
 __all__ = ["ENV_TRACE", "Tracer"]
 
@@ -23,9 +20,9 @@ def _short(value: object) -> str:
 class Tracer:
     """Writes ``haversack trace: <pack>.<hook>(<args>) -> <result>`` lines when enabled.
 
-    The core calls registration hooks one pack at a time (to attribute contributions), so it
-    prints those calls itself; calls made through ``pm.hook`` are reported by pluggy's
-    ``add_hookcall_monitoring`` in the same format.
+    The core calls each pack's hook implementations itself, one pack at a time (to attribute
+    contributions), never through ``pm.hook``; so it reports every call here, and pluggy's
+    hook-call monitoring would never fire.
     """
 
     def __init__(self, enabled: bool, stream: TextIO | None = None) -> None:
@@ -49,22 +46,3 @@ class Tracer:
     def result(self, pack: str, hook: str, outcome: str) -> None:
         """After a per-pack hook call; ``outcome`` describes what was registered or raised."""
         self.line(f"{pack}.{hook} -> {outcome}")
-
-    def install(self, pm: pluggy.PluginManager) -> Callable[[], None] | None:
-        """Monitor ``pm.hook`` calls with pluggy's ``add_hookcall_monitoring``."""
-        if not self.enabled:
-            return None
-
-        def before(name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-            plugins = ", ".join(impl.plugin_name for impl in impls)
-            self.line(
-                f"[{plugins}].{name}({', '.join(f'{k}={_short(v)}' for k, v in kwargs.items())})"
-            )
-
-        def after(outcome: Any, name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-            exc = outcome.exception
-            self.line(
-                f"{name} -> {'raised ' + _short(exc) if exc else _short(outcome.get_result())}"
-            )
-
-        return pm.add_hookcall_monitoring(before, after)

@@ -1,10 +1,12 @@
-"""Resources: typed bindings with scopes, merged registries and managed lifetimes."""
+"""Live resources: the instances an opened registry builds, their scopes and lifetimes."""
 
 from __future__ import annotations
 
-from ._binding import Binding, ResourceResolver, Scope
+# The declarations are the prompt model's (``haversack._bindings``); re-exported here for the
+# executor, which still imports them from this package.
+from haversack._bindings import Binding, ResourceRegistry, ResourceResolver, Scope
+
 from ._live import Resources, ToolCallScope
-from ._registry import ResourceRegistry
 
 __all__ = [
     "Binding",

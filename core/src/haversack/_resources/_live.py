@@ -6,14 +6,13 @@ import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from haversack._bindings._binding import Binding, Scope, conforms, describe, type_name
+from haversack._bindings._registry import unbound_error
 from haversack.errors import ResourceError
 from haversack.filesystem._protocol import Snapshottable
 
-from ._binding import Binding, Scope, _conforms, describe, type_name
-from ._registry import unbound_error
-
 if TYPE_CHECKING:
-    from ._registry import ResourceRegistry
+    from haversack._bindings import ResourceRegistry
 
 __all__ = ["Resources", "ToolCallScope"]
 
@@ -193,7 +192,7 @@ class Resources:
             ) from exc
         finally:
             stack.pop()
-        if not _conforms(obj, binding.provides):
+        if not conforms(obj, binding.provides):
             _close_all([obj], "discarding a wrong-typed resource", quiet=True)
             raise ResourceError(
                 f"The binding {describe(binding)} returned a {type(obj).__qualname__}, not a "

@@ -30,9 +30,10 @@ from ._records import (
 
 if TYPE_CHECKING:
     from haversack._approval import Approval
+    from haversack._bindings import ResourceRegistry
     from haversack._deadline import Deadline
     from haversack._prompt import RenderedPrompt
-    from haversack._resources import ResourceRegistry, Resources
+    from haversack._resources import Resources
     from haversack.adapters import ToolCall
 
 __all__ = ["Agent", "ApproveCallback", "EventCallback"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from haversack.hookspecs import hookimpl
+import haversack
 
 
-@hookimpl
+@haversack.hookimpl
 def register_commands(register: Callable[..., None]) -> None:
     """``haversack demo``: a scripted session through the installed packs."""
     from . import cli

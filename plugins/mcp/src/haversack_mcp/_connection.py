@@ -19,9 +19,18 @@ from ._errors import McpServerError
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
 
+    from haversack import Binding, ResourceResolver
+
     from ._config import McpServer
 
-__all__ = ["Listing", "McpConnections", "ServerConnection", "list_server", "root_cause"]
+__all__ = [
+    "Listing",
+    "McpConnections",
+    "ServerConnection",
+    "connections_binding",
+    "list_server",
+    "root_cause",
+]
 
 
 def root_cause(exc: BaseException) -> BaseException:
@@ -245,3 +254,26 @@ class McpConnections:
                 failures.append(exc)
         if failures:
             raise failures[0]
+
+
+def connections_binding(servers: Mapping[str, McpServer]) -> Binding[McpConnections]:
+    """The binding of the pack's resource: servers start on their first call and stop when
+    the executor's resources close."""
+    from haversack import Binding
+
+    return Binding(McpConnections, _Factory(dict(servers)))
+
+
+class _Factory:
+    """Builds the connections; its repr names the servers in resource listings."""
+
+    __slots__ = ("servers",)
+
+    def __init__(self, servers: dict[str, McpServer]) -> None:
+        self.servers = servers
+
+    def __call__(self, resolver: ResourceResolver) -> McpConnections:
+        return McpConnections(self.servers)
+
+    def __repr__(self) -> str:
+        return f"haversack_mcp connections ({', '.join(self.servers) or 'no servers'})"

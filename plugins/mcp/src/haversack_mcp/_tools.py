@@ -16,14 +16,14 @@ from haversack import (
     json_schema_params,
 )
 
-from ._connection import McpConnections, where
+from ._connection import McpConnections, list_server, where
 from ._errors import McpServerError
 
 if TYPE_CHECKING:
-    from ._config import McpServer
+    from ._config import McpConfig, McpServer
     from ._connection import Listing
 
-__all__ = ["server_section", "tool_name"]
+__all__ = ["server_section", "server_sections", "tool_name"]
 
 _INVALID = re.compile(r"[^a-z0-9_-]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -120,6 +120,26 @@ def _handler(server: str, tool: str) -> Any:
         return ToolResult.ok(None, text)
 
     return handler
+
+
+def server_sections(config: McpConfig) -> list[MarkdownSection[None]]:
+    """One section per configured server; each server is started once to list its tools."""
+    sections: list[MarkdownSection[None]] = []
+    owners: dict[str, str] = {}
+    for name, server in config.servers.items():
+        section = server_section(name, server, list_server(name, server))
+        for tool in section.tools:
+            other = owners.setdefault(tool.name, name)
+            if other != name:
+                # Clashes with other packs are the core's to report; two servers of this
+                # pack are this pack's, and only the configuration can fix them.
+                raise McpServerError(
+                    f"MCP servers {other!r} and {name!r} both give a tool named "
+                    f"{tool.name!r}; set a different prefix on one of them.",
+                    pack="mcp",
+                )
+        sections.append(section)
+    return sections
 
 
 def server_section(name: str, server: McpServer, listing: Listing) -> MarkdownSection[None]:

@@ -7,22 +7,18 @@ from typing import Any
 
 import haversack
 
-# The same marker as ``haversack.hookimpl``; imported by name because the lazy attribute is
-# typed Any, which mypy --strict rejects as an untyped decorator.
-from haversack.hookspecs import hookimpl
-
 from ._config import SandboxConfig
 from ._resources import sandbox_bindings
 from ._section import podman_section
 
 
-@hookimpl
+@haversack.hookimpl
 def config_type() -> type[SandboxConfig]:
     """The pack's options: image, limits, timeouts, network and workspace location."""
     return SandboxConfig
 
 
-@hookimpl
+@haversack.hookimpl
 def register_sections(
     register: Callable[[haversack.Section[Any]], None], config: SandboxConfig | None
 ) -> None:
@@ -30,7 +26,7 @@ def register_sections(
     register(podman_section(config))
 
 
-@hookimpl
+@haversack.hookimpl
 def register_resources(
     register: Callable[[haversack.Binding[Any]], None], config: SandboxConfig | None
 ) -> None:

@@ -7,22 +7,18 @@ from typing import Any
 
 import haversack
 
-# The same marker as ``haversack.hookimpl``; imported by name because the lazy attribute is
-# typed Any, which mypy --strict rejects as an untyped decorator.
-from haversack.hookspecs import hookimpl
-
 from ._config import VfsConfig
 from ._section import vfs_section
 from ._workspace import workspace_binding
 
 
-@hookimpl
+@haversack.hookimpl
 def config_type() -> type[VfsConfig]:
     """The pack's options: limits, host mounts and the read-before-write switch."""
     return VfsConfig
 
 
-@hookimpl
+@haversack.hookimpl
 def register_sections(
     register: Callable[[haversack.Section[Any]], None], config: VfsConfig | None
 ) -> None:
@@ -30,7 +26,7 @@ def register_sections(
     register(vfs_section(config))
 
 
-@hookimpl
+@haversack.hookimpl
 def register_resources(
     register: Callable[[haversack.Binding[Any]], None], config: VfsConfig | None
 ) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from haversack.errors import NameConflictError, ResourceError
@@ -10,9 +10,9 @@ from haversack.errors import NameConflictError, ResourceError
 from ._binding import Binding, describe, type_name
 
 if TYPE_CHECKING:
-    from ._live import Resources
+    from haversack._resources import Resources
 
-__all__ = ["ResourceRegistry", "unbound_error"]
+__all__ = ["ResourceRegistry", "as_registry", "prevailing", "unbound_error"]
 
 T = TypeVar("T")
 
@@ -91,7 +91,8 @@ class ResourceRegistry:
         ``SINGLETON`` now, in binding order (so ``snapshottables()`` covers them from the
         start). Leaving the ``with`` block closes what was built.
         """
-        from ._live import Resources
+        # The one place the declarations reach into the runtime, and only when called.
+        from haversack._resources._live import Resources
 
         return Resources(self, eager=eager)
 
@@ -115,11 +116,48 @@ class ResourceRegistry:
         return f"ResourceRegistry({', '.join(describe(b) for b in self._bindings.values())})"
 
 
+def as_registry(resources: ResourceRegistry | Mapping[type, object]) -> ResourceRegistry:
+    """``resources`` as a registry: a ``ResourceRegistry`` as it is, or a mapping from each
+    type to a pre-built instance (bound with :meth:`Binding.instance`) or to a ``Binding``.
+
+    What ``compose(resources=...)`` and ``Prompt.bind(resources=...)`` accept.
+    """
+    if isinstance(resources, ResourceRegistry):
+        return resources
+    if not isinstance(resources, Mapping):
+        raise TypeError(
+            "resources must be a ResourceRegistry or a mapping from type to an instance or a "
+            f"Binding, got {type(resources).__qualname__}."
+        )
+    bindings: list[Binding[Any]] = []
+    for tp, value in resources.items():
+        if not isinstance(value, Binding):
+            bindings.append(Binding.instance(tp, value))
+        elif value.provides is tp:
+            bindings.append(value)
+        else:
+            raise ValueError(
+                f"resources[{getattr(tp, '__qualname__', tp)}] is a binding that provides "
+                f"{value.provides.__qualname__}; key each binding by the type it provides."
+            )
+    return ResourceRegistry.of(*bindings)
+
+
+def prevailing(bindings: Sequence[Binding[Any]]) -> tuple[Binding[Any], Binding[Any] | None]:
+    """Of several bindings for one type, the one that wins, and the first that clashes with it.
+
+    A non-default binding beats every ``default=True`` one; two different bindings of the
+    same rank clash (equal ones, such as one ``Binding.instance`` given twice, do not).
+    """
+    strong = [b for b in bindings if not b.default] or list(bindings)
+    winner = strong[0]
+    return winner, next((b for b in strong[1:] if b != winner), None)
+
+
 def _combine(current: Binding[Any], new: Binding[Any]) -> Binding[Any]:
-    if current == new:
-        return current
-    if current.default != new.default:
-        return new if current.default else current
+    winner, rival = prevailing((current, new))
+    if rival is None:
+        return winner
     name = type_name(current.provides)
     if current.default:
         message = (

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["Binding", "ResourceResolver", "Scope", "describe", "type_name"]
+__all__ = ["Binding", "ResourceResolver", "Scope", "conforms", "describe", "type_name"]
 
 T = TypeVar("T")
 
@@ -91,7 +91,7 @@ class Binding(Generic[T]):
     @classmethod
     def instance(cls, provides: type[T], obj: T, *, default: bool = False) -> Binding[T]:
         """Bind the pre-built ``obj``; it is shared, snapshotted if it can be, never closed."""
-        if not _conforms(obj, provides):
+        if not conforms(obj, provides):
             raise TypeError(
                 f"Binding.instance({provides.__qualname__}, obj): obj is a "
                 f"{type(obj).__qualname__}, not a {provides.__qualname__}."
@@ -147,7 +147,8 @@ def _check_factory(factory: Callable[..., object], provides: type) -> None:
         ) from None
 
 
-def _conforms(obj: object, tp: type) -> bool:
+def conforms(obj: object, tp: type) -> bool:
+    """``isinstance(obj, tp)``, or ``True`` when ``tp`` cannot be checked at run time."""
     try:
         return isinstance(obj, tp)
     except TypeError:
