@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_types._v2025_11_25 import PrimitiveSchemaDefinition
 from pydantic import TypeAdapter
 
@@ -293,3 +295,61 @@ def test_a_client_error_instead_of_an_answer_is_a_refusal(tmp_path):
             assert await _notes(client) == []
 
     anyio.run(scenario)
+
+
+def test_an_http_client_that_goes_away_while_asked_leaves_nothing_behind(tmp_path):
+    """A client that goes away while its user is asked (it closes its streams and deletes
+    the MCP session, without cancelling the call) leaves nothing running: the session's
+    resources are closed and the server serves the next client."""
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT)],
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, NOTES_TRANSPORT="http", HAVERSACK_MCP_TOKEN=TOKEN, **_env(tmp_path)),
+        text=True,
+    )
+    closed = tmp_path / "closed"
+    asked = anyio.Event()
+
+    async def user(context, params):
+        asked.set()
+        await anyio.sleep_forever()
+
+    async def held_call(client: ClientSession) -> None:
+        with contextlib.suppress(MCPError):  # the connection closes under it
+            await client.call_tool("erase", {"text": "never"})
+
+    async def session(url: str, callback) -> list[str]:
+        # The task group outlives the client: leaving the client's contexts with the call
+        # still awaiting is the client going away (no notifications/cancelled).
+        async with (
+            anyio.create_task_group() as tg,
+            create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write, elicitation_callback=callback) as client,
+        ):
+            await client.initialize()
+            if callback is None:
+                return await _notes(client)
+            tg.start_soon(held_call, client)
+            with anyio.fail_after(HANG_GUARD_S):
+                await asked.wait()
+        return []
+
+    async def scenario(url: str) -> None:
+        await session(url, user)  # leaving the context ends the MCP session
+        with anyio.fail_after(HANG_GUARD_S):
+            while not closed.exists():
+                await anyio.sleep(0.05)
+        assert await session(url, None) == []  # a fresh session; nothing ran
+
+    try:
+        assert proc.stderr is not None
+        match = re.search(r"at (http://\S+)", proc.stderr.readline())
+        assert match
+        anyio.run(scenario, match.group(1))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=HANG_GUARD_S)
+        if proc.stderr is not None:
+            proc.stderr.close()
+    assert closed.read_text() == "closed\n" * 2
