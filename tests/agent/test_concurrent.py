@@ -263,6 +263,27 @@ def test_a_failing_read_only_call_leaves_the_others_alone():
     assert [e.call_id for e in session[ToolInvoked].all()] == ["bad", "c0", "b", "c1", "r"]
 
 
+def test_calls_of_sync_read_only_tools_alone_run_in_turn():
+    """Sync handlers run to completion once started: nothing to overlap, so no tasks."""
+    events = []
+    script = [
+        FakeReply(
+            calls=[
+                FakeCall("read_note", {"path": "a"}, call_id="r1"),
+                FakeCall("read_note", {"path": "b"}, call_id="r2"),
+                FakeCall("fetch", {"path": "p"}, call_id="f"),  # one async call is not two
+            ]
+        ),
+        FakeReply("done"),
+    ]
+    with FakeProvider(script) as fake:
+        agent = Agent(_relay_prompt(), provider("openai", fake), on_event=events.append)
+        asyncio.run(agent.arun("go"))
+    names = [type(e).__name__ for e in events if type(e).__name__.startswith("ToolCall")]
+    assert names == ["ToolCallStarted", "ToolCallFinished"] * 3
+    assert fake.requests[1].tool_results["f"] == "page p"
+
+
 def test_run_keeps_every_turn_in_order():
     """The synchronous loop has no concurrency: read-only calls too run one at a time."""
     script = [FakeReply(calls=_relays(2)), FakeReply("done")]

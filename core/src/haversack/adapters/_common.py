@@ -88,16 +88,24 @@ def tool_uses_of(message: object) -> list[Any]:
 
 
 def run_together(rendered: RenderedPrompt, calls: Sequence[ToolCall]) -> bool:
-    """Whether the calls of one model response may run concurrently: several, every one of
-    a tool annotated ``read_only``, with distinct call ids (a held call is found by its id,
-    so one id must not be held twice at once)."""
+    """Whether the calls of one model response run concurrently: several, every one of a
+    tool annotated ``read_only``, at least two of them with async handlers, and distinct
+    call ids.
+
+    Sync handlers run to completion once started, so calls of sync tools alone gain nothing
+    from running together and would pay for the tasks (about twice the cost of running
+    them in turn); a held call is found by its id, so one id must not be held twice
+    at once.
+    """
     if len(calls) < 2 or len({call.call_id for call in calls}) < len(calls):
         return False
+    awaited = 0
     for call in calls:
         tool = rendered.tool(call.name) if isinstance(call.name, str) else None
         if tool is None or not tool.annotations.read_only:
             return False
-    return True
+        awaited += tool.is_async
+    return awaited >= 2
 
 
 async def aexecute_calls(
