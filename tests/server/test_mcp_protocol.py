@@ -284,8 +284,9 @@ def test_official_client_sees_titles_output_schemas_and_structured_content(tmp_p
 
 
 def test_a_call_held_for_approval_is_refused_with_how_to_go_on(raw):
-    """The server cannot ask a person, so a held call is refused at once (never left
-    pending, which a long-lived server would accumulate), and nothing ran."""
+    """A client without the elicitation capability cannot be asked, so a held call is
+    refused at once (never left pending, which a long-lived server would accumulate), and
+    nothing ran."""
     raw.initialize()
     raw.call(1, "erase", {"text": "x"})
     reply, _ = raw.until(lambda m: m.get("id") == 1)
