@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from haversack._approval import PendingApproval
+from haversack._approval import ApprovalVerdict, PendingApproval
 from haversack._executor import ToolExecutor
 from haversack._session import Session
 from haversack.adapters import mcp as mcp_format
@@ -309,7 +309,8 @@ async def _settle_held(
         doing.what = "awaiting approval"
         answer = await ask_approval(ctx, held, opts.approval_timeout_s)
         doing.what = "running"
-        if tool is not None and tool.is_async:
+        if answer.verdict is ApprovalVerdict.DENY or (tool is not None and tool.is_async):
+            # A denial runs no handler: nothing to interrupt, no thread needed.
             return await executor.aresume(held.call_id, answer)
         return await run_interruptibly(
             lambda: executor.resume(held.call_id, answer),
