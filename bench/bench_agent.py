@@ -9,10 +9,12 @@ tool call per turn but the last. The loop overhead per turn is then
 
     (median run - (TURNS - 1) x median executor.execute of the same call) / TURNS
 
-and is compared with the 1 ms target. For scale, the same suite times one Chat Completions
-round trip through the real ``openai`` client to ``haversack.testing.FakeProvider`` on
-localhost (the floor any real provider adds: no model, no network beyond loopback), and a
-whole run through it.
+and is compared with the 1 ms target. The same is measured for turns of ``BATCH`` calls of
+an async read-only tool, which ``arun`` runs concurrently (``ToolExecutor.aexecute_many``),
+against ``BATCH`` awaited ``aexecute`` calls per turn. For scale, the same suite times one
+Chat Completions round trip through the real ``openai`` client to
+``haversack.testing.FakeProvider`` on localhost (the floor any real provider adds: no
+model, no network beyond loopback), and a whole run through it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from haversack.testing import FakeCall, FakeProvider, FakeReply
 
 SUITE = "agent"
 TURNS = 50
+BATCH = 4
 OVERHEAD_TARGET_S = 1e-3
 ARGUMENTS = '{"path": "src/app.py", "limit": 10}'
 
@@ -63,18 +66,32 @@ def read_file(params: ReadArgs, *, context: ToolContext) -> ToolResult[ReadOut]:
     return ToolResult.ok(ReadOut(params.path, params.limit))
 
 
+@tool(annotations=ToolAnnotations(read_only=True))
+async def aread_file(params: ReadArgs, *, context: ToolContext) -> ToolResult[ReadOut]:
+    """Read a file (async)."""
+    return ToolResult.ok(ReadOut(params.path, params.limit))
+
+
 PROMPT = Prompt(
     ns="bench",
     key="agent",
-    sections=[MarkdownSection(title="Files", key="files", template="Read.", tools=[read_file])],
+    sections=[
+        MarkdownSection(title="Files", key="files", template="Read.", tools=[read_file, aread_file])
+    ],
 )
 RENDERED = PROMPT.render()
 
 
-def _replies() -> list[Reply]:
+def _replies(per_turn: int = 1, name: str = "read_file") -> list[Reply]:
     usage = Usage(100, 20)
     calls = [
-        Reply("", (ToolCall(f"call_{i}", "read_file", ARGUMENTS),), usage, "tool_calls", False)
+        Reply(
+            "",
+            tuple(ToolCall(f"call_{i}_{j}", name, ARGUMENTS) for j in range(per_turn)),
+            usage,
+            "tool_calls",
+            False,
+        )
         for i in range(TURNS - 1)
     ]
     return [*calls, Reply("Done.", (), usage, "stop", False)]
@@ -100,10 +117,13 @@ def _run_once(agent: Agent, provider: _Replayed) -> None:
     assert len(result.turns) == TURNS, result.stop_reason
 
 
-def _arun_once(loop: asyncio.AbstractEventLoop, agent: Agent, provider: _Replayed) -> None:
-    provider.replies = _replies()[::-1]
+def _arun_once(
+    loop: asyncio.AbstractEventLoop, agent: Agent, provider: _Replayed, per_turn: int = 1
+) -> None:
+    provider.replies = _replies(per_turn, "aread_file" if per_turn > 1 else "read_file")[::-1]
     result = loop.run_until_complete(agent.arun("read it", session=Session()))
     assert len(result.turns) == TURNS, result.stop_reason
+    assert len(result.calls) == (TURNS - 1) * per_turn
 
 
 def _execute_per_call(calls: int) -> Sample:
@@ -120,8 +140,23 @@ def _execute_per_call(calls: int) -> Sample:
     return Sample(tuple(medians))
 
 
-def _per_turn(runs: Sample, execute: Sample) -> Sample:
-    tool_time = (TURNS - 1) * execute.median_s
+def _aexecute_per_call(loop: asyncio.AbstractEventLoop, calls: int) -> Sample:
+    """Median seconds of one awaited ``aexecute`` of the async read-only tool."""
+
+    async def batch() -> float:
+        with ToolExecutor(RENDERED, session=Session()) as executor:
+            times = []
+            for _ in range(200):
+                start = time.perf_counter_ns()
+                await executor.aexecute("aread_file", ARGUMENTS, call_id="c")
+                times.append(time.perf_counter_ns() - start)
+        return statistics.median(times) / 1e9
+
+    return Sample(tuple(loop.run_until_complete(batch()) for _ in range(calls // 200)))
+
+
+def _per_turn(runs: Sample, execute: Sample, per_turn: int = 1) -> Sample:
+    tool_time = (TURNS - 1) * per_turn * execute.median_s
     return Sample(tuple(max(0.0, (t - tool_time) / TURNS) for t in runs.times_s))
 
 
@@ -160,11 +195,16 @@ def run(quick: bool) -> list[Result]:
     loop = asyncio.new_event_loop()
     try:
         aruns = measure(lambda: _arun_once(loop, agent, provider), repeats=repeats, warmup=2)
+        batches = measure(
+            lambda: _arun_once(loop, agent, provider, BATCH), repeats=repeats, warmup=2
+        )
+        aexecute = _aexecute_per_call(loop, 2_000 if quick else 10_000)
     finally:
         loop.close()
     execute = _execute_per_call(2_000 if quick else 10_000)
     per_turn = _per_turn(runs, execute)
     per_turn_async = _per_turn(aruns, execute)
+    per_batch = _per_turn(batches, aexecute, BATCH)
     trip, http_turn = _round_trips(50 if quick else 200)
     note = f"{TURNS}-turn runs; (run - {TURNS - 1} x execute) / {TURNS}"
     return [
@@ -182,6 +222,20 @@ def run(quick: bool) -> list[Result]:
             per_turn_async,
             max_median_s=OVERHEAD_TARGET_S,
             notes=note + "; one event loop for every run",
+        ),
+        result(
+            SUITE,
+            "executor.aexecute of an async read-only call",
+            aexecute,
+            notes="awaited on the runs' event loop",
+        ),
+        result(
+            SUITE,
+            f"loop overhead per turn of {BATCH} async read-only calls (arun, concurrent)",
+            per_batch,
+            max_median_s=OVERHEAD_TARGET_S,
+            notes=f"{TURNS}-turn runs; (run - {TURNS - 1} x {BATCH} x aexecute) / {TURNS}; "
+            "the calls run together (tasks, gather)",
         ),
         result(
             SUITE,

@@ -98,7 +98,7 @@ async def fetch(params: PathArgs, *, context: ToolContext) -> ToolResult[None]:
     return ToolResult.ok(None, f"page {params.path}")
 
 
-def prompt(*, policies: list[ToolPolicy] | None = None) -> Prompt:
+def prompt(*, policies: list[ToolPolicy] | None = None, extra_tools: tuple = ()) -> Prompt:
     return Prompt(
         ns="test",
         key="agent",
@@ -107,7 +107,7 @@ def prompt(*, policies: list[ToolPolicy] | None = None) -> Prompt:
                 title="Notes",
                 key="notes",
                 template="Keep notes.",
-                tools=[read_note, write_note, fetch, left, right],
+                tools=[read_note, write_note, fetch, left, right, *extra_tools],
             )
         ],
         policies=policies or [],

@@ -2,13 +2,15 @@
 
 Environment: NOTES_MARKER, a file the slow tools write when they stop;
 NOTES_CLOSED, a file each closed session's resources append a line to;
-NOTES_PROGRESS_S, the progress interval; NOTES_TRANSPORT=http serves Streamable HTTP on
-127.0.0.1 (any port, printed on stderr) with the token in $HAVERSACK_MCP_TOKEN.
+NOTES_PROGRESS_S, the progress interval; NOTES_APPROVAL_S, how long an approval is
+awaited; NOTES_TRANSPORT=http serves Streamable HTTP on 127.0.0.1 (any port, printed on
+stderr) with the token in $HAVERSACK_MCP_TOKEN.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -68,6 +70,10 @@ def count(params: None, *, context: ToolContext) -> ToolResult[Count]:
     return ToolResult.ok(Count(len(context.session[Note].all())), message="counted")
 
 
+def notes(params: None, *, context: ToolContext) -> ToolResult[None]:
+    return ToolResult.ok(None, message=json.dumps([n.text for n in context.session[Note].all()]))
+
+
 def publish(params: None, *, context: ToolContext) -> ToolResult[None]:
     return ToolResult.ok(None, message="published")
 
@@ -110,6 +116,12 @@ section = MarkdownSection(
             handler=count,
             annotations=ToolAnnotations(read_only=True),
         ),
+        Tool[None, None](
+            name="notes",
+            description="The notes' texts, as a JSON list.",
+            handler=notes,
+            annotations=ToolAnnotations(read_only=True),
+        ),
         Tool[None, None](name="publish", description="Publish notes.", handler=publish),
         Tool[None, Count](name="slow", description="Never finishes.", handler=slow),
         Tool[None, Count](name="slow_async", description="Never finishes.", handler=slow_async),
@@ -120,7 +132,10 @@ section = MarkdownSection(
 )
 
 if __name__ == "__main__":
-    options = ServeOptions(progress_interval_s=float(os.environ.get("NOTES_PROGRESS_S", "2")))
+    options = ServeOptions(
+        progress_interval_s=float(os.environ.get("NOTES_PROGRESS_S", "2")),
+        approval_timeout_s=float(os.environ.get("NOTES_APPROVAL_S", "300")),
+    )
     prompt = Prompt(
         ns="tests",
         key="notes",

@@ -26,7 +26,13 @@ class RawServer:
 
     def __init__(self, tmp_path: Path) -> None:
         self.marker = tmp_path / "marker"
-        env = dict(os.environ, NOTES_MARKER=str(self.marker), NOTES_PROGRESS_S="0.02")
+        self.closed = tmp_path / "closed"
+        env = dict(
+            os.environ,
+            NOTES_MARKER=str(self.marker),
+            NOTES_CLOSED=str(self.closed),
+            NOTES_PROGRESS_S="0.02",
+        )
         self.proc = subprocess.Popen(
             [sys.executable, str(SCRIPT)],
             stdin=subprocess.PIPE,
@@ -68,7 +74,7 @@ class RawServer:
                 return message, seen
             seen.append(message)
 
-    def initialize(self) -> None:
+    def initialize(self, capabilities: dict | None = None) -> None:
         self.send(
             {
                 "jsonrpc": "2.0",
@@ -76,7 +82,7 @@ class RawServer:
                 "method": "initialize",
                 "params": {
                     "protocolVersion": "2025-11-25",
-                    "capabilities": {},
+                    "capabilities": capabilities or {},
                     "clientInfo": {"name": "raw", "version": "0"},
                 },
             }
@@ -278,8 +284,9 @@ def test_official_client_sees_titles_output_schemas_and_structured_content(tmp_p
 
 
 def test_a_call_held_for_approval_is_refused_with_how_to_go_on(raw):
-    """The server cannot ask a person, so a held call is refused at once (never left
-    pending, which a long-lived server would accumulate), and nothing ran."""
+    """A client without the elicitation capability cannot be asked, so a held call is
+    refused at once (never left pending, which a long-lived server would accumulate), and
+    nothing ran."""
     raw.initialize()
     raw.call(1, "erase", {"text": "x"})
     reply, _ = raw.until(lambda m: m.get("id") == 1)
@@ -291,3 +298,41 @@ def test_a_call_held_for_approval_is_refused_with_how_to_go_on(raw):
     raw.call(2, "count")
     counted, _ = raw.until(lambda m: m.get("id") == 2)
     assert counted["result"]["structuredContent"] == {"notes": 0}  # erase ran nothing
+
+
+def test_approval_asked_over_elicitation_on_the_wire_and_a_disconnect_while_waiting(raw):
+    """An empty ``elicitation`` capability means form mode; the request names the call and
+    carries the form; a client that goes away while asked leaves nothing behind."""
+    raw.initialize({"elicitation": {}})
+    raw.call(1, "erase", {"text": "x"}, progress="tok")
+    ask, _ = raw.until(lambda m: m.get("method") == "elicitation/create")
+    assert "id" in ask
+    params = ask["params"]
+    assert params["mode"] == "form"
+    assert '"text": "x"' in params["message"]
+    assert params["requestedSchema"]["required"] == ["approve"]
+    # Progress goes on while the user is asked, saying so.
+    raw.until(
+        lambda m: (
+            m.get("method") == "notifications/progress"
+            and "erase awaiting approval for" in m["params"]["message"]
+        )
+    )
+    answer = {"action": "accept", "content": {"approve": True}}
+    raw.send({"jsonrpc": "2.0", "id": ask["id"], "result": answer})
+    reply, _ = raw.until(_is_response(1))
+    assert reply["result"]["isError"] is False
+    assert reply["result"]["structuredContent"] == {"notes": 1}
+
+    raw.call(2, "erase", {"text": "y"})
+    raw.until(lambda m: m.get("method") == "elicitation/create")
+    assert raw.close() == 0  # stdin closed while the user was being asked
+    assert raw.closed.read_text() == "closed\n"  # the session's resources were closed
+
+
+def test_a_url_only_elicitation_client_is_not_asked_for_a_form(raw):
+    raw.initialize({"elicitation": {"url": {}}})
+    raw.call(1, "erase", {"text": "x"})
+    reply, seen = raw.until(_is_response(1))
+    assert not any(m.get("method") == "elicitation/create" for m in seen)
+    assert "did not declare the elicitation capability" in reply["result"]["content"][0]["text"]

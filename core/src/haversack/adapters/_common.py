@@ -1,19 +1,27 @@
-"""What every provider format shares: one tool's definition and reading a tool call."""
+"""What every provider format shares: one tool's definition, reading a tool call and running
+the calls of one model response."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from haversack import serde
 from haversack._tool import Tool
 
+if TYPE_CHECKING:
+    from haversack._executor import ToolExecutor
+    from haversack._prompt import RenderedPrompt
+    from haversack._result import ToolResult
+
 __all__ = [
     "ToolCall",
+    "aexecute_calls",
     "chat_tool_calls_of",
     "field_of",
     "function_calls_of",
+    "run_together",
     "tool_definition",
     "tool_uses_of",
 ]
@@ -77,3 +85,40 @@ def tool_uses_of(message: object) -> list[Any]:
     """The ``tool_use`` blocks of an Anthropic ``Message`` (or of its ``content`` list)."""
     content = message if isinstance(message, list | tuple) else _optional(message, "content")
     return [block for block in content or () if _optional(block, "type") == "tool_use"]
+
+
+def run_together(rendered: RenderedPrompt, calls: Sequence[ToolCall]) -> bool:
+    """Whether the calls of one model response run concurrently: several, every one of a
+    tool annotated ``read_only``, at least two of them with async handlers, and distinct
+    call ids.
+
+    Sync handlers run to completion once started, so calls of sync tools alone gain nothing
+    from running together and would pay for the tasks (about twice the cost of running
+    them in turn); a held call is found by its id, so one id must not be held twice
+    at once.
+    """
+    if len(calls) < 2 or len({call.call_id for call in calls}) < len(calls):
+        return False
+    awaited = 0
+    for call in calls:
+        tool = rendered.tool(call.name) if isinstance(call.name, str) else None
+        if tool is None or not tool.annotations.read_only:
+            return False
+        awaited += tool.is_async
+    return awaited >= 2
+
+
+async def aexecute_calls(
+    executor: ToolExecutor, calls: Sequence[ToolCall]
+) -> list[ToolResult[Any]]:
+    """Run the calls of one model response; results in call order.
+
+    When :func:`run_together` allows it they run concurrently in one transaction turn
+    (``ToolExecutor.aexecute_many``: a failing one affects no other, and the session
+    records them in a fixed order whatever order they finish in: the calls refused before
+    running, such as malformed ones, then the calls that ran, each group in call order);
+    otherwise one at a time, in order, each a transaction of its own.
+    """
+    if run_together(executor.rendered_prompt, calls):
+        return await executor.aexecute_many([(c.name, c.arguments, c.call_id) for c in calls])
+    return [await executor.aexecute(c.name, c.arguments, call_id=c.call_id) for c in calls]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._common import ToolCall, field_of, tool_definition, tool_uses_of
+from ._common import ToolCall, aexecute_calls, field_of, tool_definition, tool_uses_of
 
 if TYPE_CHECKING:
     from haversack._executor import ToolExecutor
@@ -73,6 +73,12 @@ def run_tool_uses(executor: ToolExecutor, message: object) -> list[dict[str, Any
 
 
 async def arun_tool_uses(executor: ToolExecutor, message: object) -> list[dict[str, Any]]:
-    """:func:`run_tool_uses` for asynchronous callers."""
-    blocks = [await arun_tool_use(executor, block) for block in tool_uses_of(message)]
+    """:func:`run_tool_uses` for asynchronous callers; when every call is of a
+    ``read_only`` tool (and the call ids differ) they run concurrently, the blocks still in
+    call order."""
+    calls = [read_tool_use(block) for block in tool_uses_of(message)]
+    results = await aexecute_calls(executor, calls)
+    blocks = [
+        tool_result_block(call.call_id, result) for call, result in zip(calls, results, strict=True)
+    ]
     return [{"role": "user", "content": blocks}] if blocks else []

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._common import ToolCall, chat_tool_calls_of, field_of, function_calls_of, tool_definition
+from ._common import (
+    ToolCall,
+    aexecute_calls,
+    chat_tool_calls_of,
+    field_of,
+    function_calls_of,
+    tool_definition,
+)
 
 if TYPE_CHECKING:
     from haversack._executor import ToolExecutor
@@ -122,8 +129,15 @@ def run_chat_tool_calls(executor: ToolExecutor, response: object) -> list[dict[s
 
 
 async def arun_chat_tool_calls(executor: ToolExecutor, response: object) -> list[dict[str, Any]]:
-    """:func:`run_chat_tool_calls` for asynchronous callers."""
-    return [await arun_chat_tool_call(executor, call) for call in chat_tool_calls_of(response)]
+    """:func:`run_chat_tool_calls` for asynchronous callers; when every call is of a
+    ``read_only`` tool (and the call ids differ) they run concurrently, the messages still
+    in call order."""
+    calls = [read_chat_tool_call(call) for call in chat_tool_calls_of(response)]
+    results = await aexecute_calls(executor, calls)
+    return [
+        chat_tool_message(call.call_id, result.render())
+        for call, result in zip(calls, results, strict=True)
+    ]
 
 
 async def arun_response_function_call(executor: ToolExecutor, item: object) -> dict[str, Any]:
@@ -142,7 +156,11 @@ def run_response_function_calls(executor: ToolExecutor, response: object) -> lis
 async def arun_response_function_calls(
     executor: ToolExecutor, response: object
 ) -> list[dict[str, Any]]:
-    """:func:`run_response_function_calls` for asynchronous callers."""
+    """:func:`run_response_function_calls` for asynchronous callers; read-only calls run
+    concurrently as in :func:`arun_chat_tool_calls`."""
+    calls = [read_response_function_call(item) for item in function_calls_of(response)]
+    results = await aexecute_calls(executor, calls)
     return [
-        await arun_response_function_call(executor, item) for item in function_calls_of(response)
+        response_function_output(call.call_id, result.render())
+        for call, result in zip(calls, results, strict=True)
     ]

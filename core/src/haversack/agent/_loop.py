@@ -13,6 +13,7 @@ from haversack._executor import ToolExecutor
 from haversack._prompt import Prompt
 from haversack._result import ToolResult
 from haversack._session import Session
+from haversack.adapters._common import run_together
 from haversack.errors import HaversackError
 
 from ._provider import Conversation, Provider, Reply
@@ -185,7 +186,7 @@ class Agent:
     async def _acalls(
         self, executor: ToolExecutor, calls: tuple[ToolCall, ...]
     ) -> list[tuple[ToolCall, ToolResult[Any]]]:
-        if not self._concurrent(calls):
+        if not run_together(self.rendered, calls):
             # In order, each held call answered before the next runs: a later call sees
             # exactly what an approved earlier one did.
             return [await self._acall(executor, call) for call in calls]
@@ -197,14 +198,6 @@ class Agent:
             await self._aresolve(executor, call, result)
             for call, result in zip(calls, first, strict=True)
         ]
-
-    def _concurrent(self, calls: tuple[ToolCall, ...]) -> bool:
-        """Several calls, all of read-only tools, with distinct ids (a held call is found by
-        its id, so a repeated id must not be held twice at once)."""
-        if len(calls) < 2 or len({call.call_id for call in calls}) < len(calls):
-            return False
-        tools = [self.rendered.tool(call.name) for call in calls]
-        return all(tool is not None and tool.annotations.read_only for tool in tools)
 
     async def _acall(
         self, executor: ToolExecutor, call: ToolCall

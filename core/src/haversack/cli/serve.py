@@ -10,7 +10,8 @@ HELP = "serve the installed packs' tools over MCP (stdio or HTTP); needs haversa
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--name``, ``--transport``, and the HTTP options (host, port, token, origins)."""
+    """``--name``, ``--transport``, the HTTP options (host, port, token, origins), and how
+    often to report progress and how long to wait for an approval."""
     parser.add_argument("--name", default="haversack", help="server name shown to MCP clients")
     parser.add_argument(
         "--transport",
@@ -41,6 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how often a running call reports progress to clients that ask (2)",
     )
+    parser.add_argument(
+        "--approval-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long to wait for the client's user to approve a held call before "
+        "refusing it (300)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
             f"The MCP server needs the 'mcp' package ({exc}); install it with: "
             "pip install 'haversack[mcp]'"
         ) from exc
-    options = ServeOptions(progress_interval_s=args.progress_interval)
+    options = ServeOptions(
+        progress_interval_s=args.progress_interval, approval_timeout_s=args.approval_timeout
+    )
     if args.transport == "stdio":
         prompt = compose_from(args)
         # A resource that cannot open is reported now, in one line, not to the first client.

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from haversack._approval import PendingApproval
+from haversack._approval import ApprovalVerdict, PendingApproval
 from haversack._executor import ToolExecutor
 from haversack._session import Session
 from haversack.adapters import mcp as mcp_format
@@ -44,11 +44,13 @@ class ServeOptions:
     ``progress_interval_s``: while a call runs and the client asked for progress (sent a
     progress token), a ``notifications/progress`` goes out this often. ``cancel_grace_s``:
     how long a cancelled call that runs in a thread gets to stop and roll back before the
-    server stops waiting for it.
+    server stops waiting for it. ``approval_timeout_s``: how long the server waits for the
+    client's user to answer an approval request (elicitation) before refusing the call.
     """
 
     progress_interval_s: float = 2.0
     cancel_grace_s: float = 5.0
+    approval_timeout_s: float = 300.0
 
     def __post_init__(self) -> None:
         if not self.progress_interval_s > 0:
@@ -59,6 +61,11 @@ class ServeOptions:
         if not self.cancel_grace_s > 0:
             raise HaversackError(
                 f"ServeOptions.cancel_grace_s must be positive, got {self.cancel_grace_s!r}."
+            )
+        if not self.approval_timeout_s > 0:
+            raise HaversackError(
+                "ServeOptions.approval_timeout_s must be positive, got "
+                f"{self.approval_timeout_s!r}."
             )
 
 
@@ -116,15 +123,26 @@ class _Served:
         return None if error is None else error.message
 
 
+class _Doing:
+    """What a call is doing, for its progress messages."""
+
+    __slots__ = ("what",)
+
+    def __init__(self) -> None:
+        self.what = "running"
+
+
 @asynccontextmanager
-async def _progress(ctx: Any, name: str, interval_s: float) -> AsyncIterator[None]:
+async def _progress(ctx: Any, name: str, interval_s: float) -> AsyncIterator[_Doing]:
     """Send ``notifications/progress`` every ``interval_s`` while the body runs, when the
-    client asked for progress on this request."""
+    client asked for progress on this request (also while the call awaits approval, so a
+    client that resets its request timeout on progress keeps waiting)."""
     import anyio
     from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
+    doing = _Doing()
     if progress_token_from_params(ctx.params) is None:
-        yield
+        yield doing
         return
     start = time.monotonic()
 
@@ -132,12 +150,14 @@ async def _progress(ctx: Any, name: str, interval_s: float) -> AsyncIterator[Non
         while True:
             await anyio.sleep(interval_s)
             elapsed = time.monotonic() - start
-            await ctx.session.report_progress(elapsed, None, f"{name} running for {elapsed:.1f} s")
+            await ctx.session.report_progress(
+                elapsed, None, f"{name} {doing.what} for {elapsed:.1f} s"
+            )
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(beat)
         try:
-            yield
+            yield doing
         finally:
             tg.cancel_scope.cancel()
 
@@ -150,11 +170,13 @@ def build_server(
     session per MCP session (per stdio process, per HTTP ``Mcp-Session-Id``).
 
     Tool failures come back as ``isError`` results the model can read, never as protocol
-    errors. A cancelled call (``notifications/cancelled``, or the client going away) is
-    stopped and rolled back, and gets no response. The server speaks the handshake
-    protocol versions (up to 2025-11-25): the stateless 2026-07-28 era has no session to
-    keep a workspace in, so ``server/discover`` is not served and clients fall back to
-    ``initialize``.
+    errors. A call a policy holds for approval is put to the client's user with
+    ``elicitation/create`` when the client declared that capability, and refused
+    otherwise (see :func:`_settle_held`). A cancelled call (``notifications/cancelled``, or
+    the client going away) is stopped and rolled back, and gets no response. The server
+    speaks the handshake protocol versions (up to 2025-11-25): the stateless 2026-07-28 era
+    has no session to keep a workspace in, so ``server/discover`` is not served and clients
+    fall back to ``initialize``.
     """
     types = _import_mcp()
     from mcp.shared.exceptions import MCPError
@@ -184,10 +206,10 @@ def build_server(
         executor = await served.executor_for(ctx)
         arguments = params.arguments if params.arguments is not None else {}
         tool = rendered.tool(params.name) if isinstance(params.name, str) else None
-        async with _progress(ctx, params.name, opts.progress_interval_s):
+        async with _progress(ctx, params.name, opts.progress_interval_s) as doing:
             result = await _execute(executor, tool, params.name, arguments, opts)
-            if isinstance(result.value, PendingApproval):
-                result = await _refuse_held(executor, result.value)
+            if not result.success and isinstance(result.value, PendingApproval):
+                result = await _settle_held(ctx, executor, tool, result.value, opts, doing)
         return types.CallToolResult.model_validate(_call_result(served, tool, result))
 
     async def on_list_prompts(ctx: Any, params: Any) -> Any:
@@ -260,21 +282,48 @@ async def _execute(
     )
 
 
-async def _refuse_held(executor: ToolExecutor, held: PendingApproval) -> ToolResult[Any]:
-    """Answer a call a policy held for a person's approval, which this server cannot ask for.
+async def _settle_held(
+    ctx: Any,
+    executor: ToolExecutor,
+    tool: Tool[Any, Any] | None,
+    held: PendingApproval,
+    opts: ServeOptions,
+    doing: _Doing,
+) -> ToolResult[Any]:
+    """Ask the client's user about a held call, then resume it with the answer: an approved
+    call runs (a transaction like any other, interruptible like :func:`_execute`), anything
+    else is refused with a reason the model can act on.
 
-    Refused at once, not left pending: nobody will resume it, so a long-lived server would
-    otherwise keep every held call; the reason tells the model how to go on.
+    Never left pending: nobody else will resume it, so a long-lived server would keep it.
+    Only this call waits for the answer; the connection's other requests are served
+    meanwhile (the SDK runs each request in a task of its own, and the executor's turn is
+    not held while asking). If the call is cancelled (``notifications/cancelled``, or the
+    client goes away) before it is resumed, it is recorded as refused and the cancellation
+    propagates.
     """
-    return await executor.aresume(
-        held.call_id,
-        held.deny(
-            f"{held.tool_name} needs a person's approval ({held.reason}), and this MCP "
-            "server has no way to ask for it. Do not retry the call: tell the user what you "
-            "want to do and why, so they can do it themselves or change the approval "
-            "settings."
-        ),
-    )
+    import anyio
+
+    from ._elicitation import ask_approval, cancelled_denial
+
+    try:
+        doing.what = "awaiting approval"
+        answer = await ask_approval(ctx, held, opts.approval_timeout_s)
+        doing.what = "running"
+        if answer.verdict is ApprovalVerdict.DENY or (tool is not None and tool.is_async):
+            # A denial runs no handler: nothing to interrupt, no thread needed.
+            return await executor.aresume(held.call_id, answer)
+        return await run_interruptibly(
+            lambda: executor.resume(held.call_id, answer),
+            name=f"haversack tool {held.tool_name}",
+            grace_s=opts.cancel_grace_s,
+        )
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True) as cleanup:
+            # Bounded: another call of the session may hold the executor's turn.
+            cleanup.deadline = anyio.current_time() + opts.cancel_grace_s
+            if any(p.call_id == held.call_id for p in executor.pending):
+                await executor.aresume(held.call_id, cancelled_denial(held))
+        raise
 
 
 def _call_result(served: _Served, tool: Tool[Any, Any] | None, result: ToolResult[Any]) -> Any:
