@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from haversack._packs import _discovery
-from haversack._packs._testing import FakeSite
+from haversack.testing import FakeSite
 
 # Hostile-input tests build directory trees deeper than the default recursion limit (1,000)
 # and pytest deletes old temporary directories with the recursive shutil.rmtree: a tree left
@@ -44,15 +43,11 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
     the test's own (no project config file applies), and the fake packs' modules (named
     ``hvt_*`` by convention) are forgotten afterwards.
     """
-    root = tmp_path / "site"
-    root.mkdir()
     for var in HAVERSACK_ENV:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(_discovery, "search_path", [str(root)])
-    monkeypatch.syspath_prepend(str(root))
     monkeypatch.chdir(tmp_path)
     before = set(sys.modules)
-    yield FakeSite(root)
+    yield FakeSite(tmp_path / "site").activate(monkeypatch)
     for name in set(sys.modules) - before:
         if name.startswith("hvt_"):
             del sys.modules[name]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from haversack._packs import _cache, _discovery, discover
-from haversack._packs._testing import write_distribution
+from haversack.testing import write_distribution
 
 PACK = """
 from haversack import Tool, ToolResult
