@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from haversack.testing import FakeSite
+
+if TYPE_CHECKING:
+    from haversack_podman import PodmanService
 
 # Hostile-input tests build directory trees deeper than the default recursion limit (1,000)
 # and pytest deletes old temporary directories with the recursive shutil.rmtree: a tree left
@@ -51,3 +56,23 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
     for name in set(sys.modules) - before:
         if name.startswith("hvt_"):
             del sys.modules[name]
+
+
+def require_podman() -> None:
+    """Skip (with the reason) only when the user opted out; never on a broken Podman."""
+    if os.environ.get("HAVERSACK_SKIP_PODMAN") == "1":
+        pytest.skip("HAVERSACK_SKIP_PODMAN=1: Podman tests disabled by the environment")
+
+
+@pytest.fixture(scope="session")
+def podman_service() -> PodmanService:
+    """This worker's private Podman service, with the sandbox images built.
+
+    Podman tests run against real Podman: a missing or broken Podman fails them with the
+    pack's own error message (see :func:`require_podman` for the one way to skip them).
+    """
+    require_podman()
+    from haversack_podman import build_images, get_service
+
+    build_images()
+    return get_service(None)

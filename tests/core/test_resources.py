@@ -7,7 +7,7 @@ from typing import Protocol
 
 import pytest
 
-from haversack._resources import Binding, ResourceRegistry, Resources, Scope
+from haversack import Binding, ResourceRegistry, Resources, Scope
 from haversack.errors import NameConflictError, ResourceError
 from haversack.filesystem import Snapshottable
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+# The implementation of `haversack new-pack`, unit-tested.
 from haversack._scaffold import ScaffoldError, core_requirement, pack_names, scaffold
 from haversack.cli import _main
 from haversack.testing import assert_pack_conforms, write_distribution
