@@ -36,7 +36,7 @@ def _real_packs_present() -> bool:
 
 def _site(root: Path) -> list[str]:
     """200 fake distributions, 50 of them packs (3 tools each); returns the pack names."""
-    from haversack._packs._testing import write_distribution
+    from haversack.testing import write_distribution
 
     names = []
     for i in range(N_DISTS):

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from haversack._packs import _discovery
-from haversack._packs._testing import FakeSite
+from haversack.testing import FakeSite
+
+if TYPE_CHECKING:
+    from haversack_podman import PodmanService
 
 # Hostile-input tests build directory trees deeper than the default recursion limit (1,000)
 # and pytest deletes old temporary directories with the recursive shutil.rmtree: a tree left
@@ -44,15 +48,31 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
     the test's own (no project config file applies), and the fake packs' modules (named
     ``hvt_*`` by convention) are forgotten afterwards.
     """
-    root = tmp_path / "site"
-    root.mkdir()
     for var in HAVERSACK_ENV:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(_discovery, "search_path", [str(root)])
-    monkeypatch.syspath_prepend(str(root))
     monkeypatch.chdir(tmp_path)
     before = set(sys.modules)
-    yield FakeSite(root)
+    yield FakeSite(tmp_path / "site").activate(monkeypatch)
     for name in set(sys.modules) - before:
         if name.startswith("hvt_"):
             del sys.modules[name]
+
+
+def require_podman() -> None:
+    """Skip (with the reason) only when the user opted out; never on a broken Podman."""
+    if os.environ.get("HAVERSACK_SKIP_PODMAN") == "1":
+        pytest.skip("HAVERSACK_SKIP_PODMAN=1: Podman tests disabled by the environment")
+
+
+@pytest.fixture(scope="session")
+def podman_service() -> PodmanService:
+    """This worker's private Podman service, with the sandbox images built.
+
+    Podman tests run against real Podman: a missing or broken Podman fails them with the
+    pack's own error message (see :func:`require_podman` for the one way to skip them).
+    """
+    require_podman()
+    from haversack_podman import build_images, get_service
+
+    build_images()
+    return get_service(None)

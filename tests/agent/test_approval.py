@@ -17,6 +17,8 @@ from haversack import (
     ToolExecutor,
     ToolInvoked,
 )
+
+# The hash an approval is bound to is internal; these tests forge and compare it.
 from haversack._approval import arguments_hash
 
 from ._kit import Note, prompt

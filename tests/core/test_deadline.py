@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from haversack._deadline import Deadline
+from haversack import Deadline
 from haversack.errors import DeadlineExceededError, PromptEvaluationError
 
 

@@ -21,7 +21,7 @@ from haversack import (
     ToolExecutor,
     ToolResult,
 )
-from haversack._policy_state import policy_values
+from haversack._policy_state import policy_values  # no public reader of policy state
 from haversack_vfs import InMemoryFilesystem
 
 

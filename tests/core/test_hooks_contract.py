@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from haversack import MarkdownSection, hookspecs
-from haversack._packs import _discovery, compose, discover
+from haversack import MarkdownSection, compose, discover, hookspecs
+from haversack._packs import _discovery
 from haversack._packs._commands import COMMAND_HOOKS
 from haversack._packs._contribution import HOOKS
 from haversack._packs._manager import new_manager

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from haversack._packs import _cache, _discovery, discover
-from haversack._packs._testing import write_distribution
+from haversack import discover
+from haversack._packs import _cache, _discovery
+from haversack.testing import write_distribution
 
 PACK = """
 from haversack import Tool, ToolResult
@@ -216,7 +217,7 @@ def test_a_warm_process_imports_neither_metadata_nor_packaging(tmp_path):
     """The real environment, in fresh processes: the second run is served from the cache."""
     code = (
         "import sys\n"
-        "from haversack._packs import discover\n"
+        "from haversack import discover\n"
         "names = sorted(p.name for p in discover())\n"
         "heavy = sorted(m for m in ('importlib.metadata', 'packaging') if m in sys.modules)\n"
         "print(names, heavy)\n"

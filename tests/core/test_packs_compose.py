@@ -6,9 +6,16 @@ import sys
 
 import pytest
 
-from haversack import MarkdownSection, NameConflictError, Tool, ToolResult
-from haversack._bindings import Binding, ResourceRegistry
-from haversack._packs import compose, discover
+from haversack import (
+    Binding,
+    MarkdownSection,
+    NameConflictError,
+    ResourceRegistry,
+    Tool,
+    ToolResult,
+    compose,
+    discover,
+)
 from haversack.errors import PackConfigError, PackLoadError, PromptValidationError
 
 HEADER = """
@@ -142,7 +149,7 @@ def test_hook_register_policies_and_policy_clash(site):
 RESOURCE_PACK = (
     HEADER
     + """
-from haversack._bindings import Binding
+from haversack import Binding
 
 class Workspace:
     pass

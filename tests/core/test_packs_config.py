@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from haversack._packs import compose, discover
+from haversack import compose, discover
 from haversack._packs._config import find_config_file, load_config
 from haversack.errors import PackConfigError
 

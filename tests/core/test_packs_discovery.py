@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from haversack._packs import _compat, _discovery, discover
+from haversack import discover
+from haversack._packs import _compat, _discovery
 from haversack._packs._loader import PackLoader
 from haversack.errors import PackConfigError, PackLoadError
 

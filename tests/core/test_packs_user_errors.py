@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from haversack._packs import compose, discover
+from haversack import compose, discover
 from haversack._packs._watch import watching, within
 from haversack.errors import PackConfigError, PackLoadError
 

@@ -31,6 +31,8 @@ from haversack import (
     ToolPolicy,
     ToolResult,
 )
+
+# The policy-state slice is internal (packs see only decisions); these tests pin its shape.
 from haversack._policy_state import (
     PolicyState,
     ValueSet,

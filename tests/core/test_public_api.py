@@ -84,7 +84,7 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
 def test_serde_exposes_parse_dump_schema() -> None:
     serde = importlib.import_module("haversack.serde")
-    assert serde.__all__ == ["dump", "parse", "schema"]
+    assert serde.__all__ == ["dump", "parse", "schema", "shared_schema"]
     for name in serde.__all__:
         assert callable(getattr(serde, name))
 

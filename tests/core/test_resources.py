@@ -7,8 +7,7 @@ from typing import Protocol
 
 import pytest
 
-from haversack._bindings import Binding, ResourceRegistry, Scope
-from haversack._resources import Resources
+from haversack import Binding, ResourceRegistry, Resources, Scope
 from haversack.errors import NameConflictError, ResourceError
 from haversack.filesystem import Snapshottable
 

@@ -7,18 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from haversack._session import (
-    Append,
-    Clear,
-    Extend,
-    Replace,
-    Session,
-    SlicePolicy,
-    SliceView,
-    append,
-    replace_latest,
-    upsert_by,
-)
+from haversack import Append, Clear, Extend, Replace, Session, SlicePolicy, SliceView
+from haversack.reducers import append, replace_latest, upsert_by
 
 
 @dataclass(frozen=True)

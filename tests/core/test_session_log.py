@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from haversack import (
+    CallOutcome,
     MarkdownSection,
     Prompt,
     Session,
@@ -20,8 +21,7 @@ from haversack import (
     ToolLog,
     ToolResult,
 )
-from haversack._events import CallOutcome
-from haversack._session._chain import EMPTY
+from haversack._session._chain import EMPTY  # the bounded chain behind the log, unit-tested
 
 
 @dataclass(frozen=True)

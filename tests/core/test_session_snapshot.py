@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from haversack._session import Session, SessionSnapshot, SlicePolicy
+from haversack import Session, SessionSnapshot, SlicePolicy
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,8 @@ import sys
 
 import pytest
 
-from haversack._packs import _discovery
-from haversack._packs._testing import FakeSite
 from haversack.cli import _main
+from haversack.testing import FakeSite
 from haversack_demo import (
     SCENARIO,
     Act,
@@ -203,11 +202,8 @@ def test_scenario_expects_a_denial_and_a_rollback():
 @pytest.fixture
 def fake_podman(tmp_path, monkeypatch):
     """The installed packs plus a fake podman pack (the real one is disabled by distribution)."""
-    root = tmp_path / "site"
-    root.mkdir()
-    monkeypatch.setattr(_discovery, "search_path", [str(root), *sys.path])
-    monkeypatch.syspath_prepend(str(root))
-    module = FakeSite(root).add("podman", FAKE_PODMAN, distribution="hvt-podman")
+    site = FakeSite(tmp_path / "site").activate(monkeypatch, keep_installed=True)
+    module = site.add("podman", FAKE_PODMAN, distribution="hvt-podman")
     yield module
     sys.modules.pop(module, None)
 

@@ -31,7 +31,7 @@ def test_packs_reports_every_status(venv: Venv) -> None:
 
 def test_discover_imports_no_pack(venv: Venv) -> None:
     result = venv.script(
-        "import sys; from haversack._packs import discover\n"
+        "import sys; from haversack import discover\n"
         "r = discover(); assert len(r) == 7, r\n"
         "assert not [m for m in sys.modules if m.startswith('hvit_')]\n"
         "assert 'pluggy' not in sys.modules\n"
@@ -41,7 +41,7 @@ def test_discover_imports_no_pack(venv: Venv) -> None:
 
 def test_compose_raises_for_the_clash_naming_both(venv: Venv) -> None:
     result = venv.script(
-        "from haversack._packs import compose\n"
+        "from haversack import compose\n"
         "from haversack.errors import NameConflictError\n"
         "try:\n    compose(ns='t', key='k')\n"
         "except NameConflictError as e:\n    print(e.kind, e.name, '|'.join(e.contributors))\n"
@@ -55,7 +55,7 @@ def test_compose_raises_for_the_clash_naming_both(venv: Venv) -> None:
 
 def test_compose_with_exclusion_fail_soft(venv: Venv) -> None:
     result = venv.script(
-        "from haversack._packs import compose\n"
+        "from haversack import compose\n"
         "p = compose(ns='t', key='k', exclude=['clashb', 'store'],\n"
         "            config={'good': {'greeting': 'Hi'}})\n"
         "r = p.render(); print([t.name for t in r.tools]); print(r.text)\n"

@@ -33,7 +33,7 @@ def test_a_typo_in_a_named_pack_is_an_error_everywhere(venv: Venv, tmp_path: Pat
     assert file.returncode == 2
     assert "haversack.toml names 'godo'" in file.stderr
     code = venv.script(
-        "from haversack._packs import compose\n"
+        "from haversack import compose\n"
         "from haversack.errors import PackConfigError\n"
         "try:\n    compose(ns='t', key='k', packs=['godo'])\n"
         "except PackConfigError as e:\n    print('raised:', e)\n"
@@ -43,7 +43,7 @@ def test_a_typo_in_a_named_pack_is_an_error_everywhere(venv: Venv, tmp_path: Pat
 
 def test_unknown_option_raises_without_strict(venv: Venv) -> None:
     result = venv.script(
-        "from haversack._packs import compose\n"
+        "from haversack import compose\n"
         "from haversack.errors import PackConfigError\n"
         "try:\n    compose(ns='t', key='k', packs=['good'], config={'good': {'greting': 'x'}})\n"
         "except PackConfigError as e:\n    print(e.pack, '|', e)\n"

@@ -1,4 +1,4 @@
-"""Fixtures for the Podman pack: a per-worker service and a fresh sandbox per test.
+"""Fixtures for the Podman pack: a fresh sandbox per test (``podman_service`` is shared).
 
 Podman tests run against real Podman. They are skipped only when HAVERSACK_SKIP_PODMAN=1;
 otherwise a missing or broken Podman makes them fail with the pack's own error message.
@@ -6,7 +6,6 @@ otherwise a missing or broken Podman makes them fail with the pack's own error m
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Callable, Iterator
 
@@ -17,25 +16,9 @@ from haversack_podman import (
     PodmanService,
     Sandbox,
     SandboxConfig,
-    build_images,
-    get_service,
     podman_binary,
     podman_env,
 )
-
-
-def require_podman() -> None:
-    """Skip (with the reason) only when the user opted out; never on a broken Podman."""
-    if os.environ.get("HAVERSACK_SKIP_PODMAN") == "1":
-        pytest.skip("HAVERSACK_SKIP_PODMAN=1: Podman tests disabled by the environment")
-
-
-@pytest.fixture(scope="session")
-def podman_service() -> PodmanService:
-    """This worker's private Podman service, with the sandbox images built."""
-    require_podman()
-    build_images()
-    return get_service(None)
 
 
 @pytest.fixture

@@ -91,7 +91,7 @@ class Figure:
 
 def loaded_packs(*, exclude: Sequence[str] = ()) -> list[str]:
     """Every installed pack that loads, in name order, minus ``exclude``."""
-    from haversack._packs import discover
+    from haversack import discover
     from haversack.testing._compose import isolated_selection
 
     with isolated_selection() as empty:

@@ -1,10 +1,11 @@
-"""Fixtures of the reliability suite: figures, a clean pack selection and the Podman service."""
+"""Fixtures of the reliability suite: figures, a clean pack selection, attack scratch dirs."""
 
 from __future__ import annotations
 
-import os
+import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
 
 import pytest
 
@@ -33,16 +34,10 @@ def figure() -> Iterator[Callable[[str, str], Figure]]:
         item.finish()
 
 
-def require_podman() -> None:
-    if os.environ.get("HAVERSACK_SKIP_PODMAN") == "1":
-        pytest.skip("HAVERSACK_SKIP_PODMAN=1: Podman tests disabled by the environment")
-
-
-@pytest.fixture(scope="session")
-def podman_service() -> Any:
-    """This worker's private Podman service, images built (as in tests/podman)."""
-    require_podman()
-    from haversack_podman import build_images, get_service
-
-    build_images()
-    return get_service(None)
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A short-named private TMPDIR for one attack (Unix socket paths must stay short)."""
+    path = Path(tempfile.mkdtemp(prefix="hvrt-", dir="/tmp"))
+    yield path
+    # rm copes with trees deeper than shutil.rmtree's recursion (a deep-tree attack leaves one)
+    subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False)

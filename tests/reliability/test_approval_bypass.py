@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from haversack import ApprovalPolicy, PendingApproval, ToolInvoked, serde
+
+# The hash an approval is bound to is internal; these tests forge and compare it.
 from haversack._approval import arguments_hash
 from haversack.testing import compose_packs, fingerprint
 

@@ -50,15 +50,6 @@ def _require_podman() -> None:
 
 
 @pytest.fixture
-def scratch() -> Iterator[Path]:
-    """A short-named private TMPDIR for one attack (Unix socket paths must stay short)."""
-    path = Path(tempfile.mkdtemp(prefix="hvrt-", dir="/tmp"))
-    yield path
-    # rm copes with trees deeper than shutil.rmtree's recursion (a deep-tree attack leaves one)
-    subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False)
-
-
-@pytest.fixture
 def canary() -> Iterator[dict[str, str]]:
     """A root-only host directory with a 0600 secret, outside every workspace."""
     folder = Path(tempfile.mkdtemp(prefix="hvrt-canary-", dir="/tmp"))

@@ -19,11 +19,9 @@ import resource
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +43,6 @@ CLI = str(Path(sys.executable).with_name("haversack"))
 def _require_podman() -> None:
     if os.environ.get("HAVERSACK_SKIP_PODMAN") == "1" and os.environ.get("CI") != "true":
         pytest.skip("HAVERSACK_SKIP_PODMAN=1: Podman tests disabled by the environment")
-
-
-@pytest.fixture
-def scratch() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="hvrt-", dir="/tmp"))
-    yield path
-    # rm copes with trees deeper than shutil.rmtree's recursion (a deep-tree attack leaves one)
-    subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False)
 
 
 def _env(scratch: Path) -> dict[str, str]:

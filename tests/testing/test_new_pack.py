@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from haversack._packs._testing import write_distribution
+# The implementation of `haversack new-pack`, unit-tested.
 from haversack._scaffold import ScaffoldError, core_requirement, pack_names, scaffold
 from haversack.cli import _main
-from haversack.testing import assert_pack_conforms
+from haversack.testing import assert_pack_conforms, write_distribution
 
 pytest_plugins = ["pytester"]
 

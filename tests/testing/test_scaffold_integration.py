@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from haversack._scaffold import scaffold
+from haversack._scaffold import scaffold  # what `haversack new-pack` runs
 
 from ..integration.conftest import find_uv, require_tool, uv_candidates  # noqa: TID252
 

@@ -6,8 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from haversack import Filesystem, Prompt, Section, Session, ToolExecutor, ToolResult
-from haversack._packs import compose
+from haversack import Filesystem, Prompt, Section, Session, ToolExecutor, ToolResult, compose
 
 from ._dump import dump
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from haversack import Filesystem
-from haversack._packs import _discovery
-from haversack._packs._testing import FakeSite
+from haversack.testing import FakeSite
 from haversack_vfs import InMemoryFilesystem
 
 from ._workspace import Workspace
@@ -33,12 +31,8 @@ def register_resources(register):
 
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeSite:
-    root = tmp_path / "site"
-    root.mkdir()
-    monkeypatch.syspath_prepend(str(root))
-    # The fake site first, then the real one, so the installed vfs pack is still found.
-    monkeypatch.setattr(_discovery, "search_path", [str(root), *sys.path])
-    return FakeSite(root)
+    # The installed vfs pack is still found.
+    return FakeSite(tmp_path / "site").activate(monkeypatch, keep_installed=True)
 
 
 def test_vfs_binds_its_in_memory_workspace_by_default(ws: Workspace) -> None:

@@ -6,8 +6,7 @@ import json
 import sys
 import time
 
-from haversack import Session, ToolExecutor
-from haversack._packs import compose, discover
+from haversack import Session, ToolExecutor, compose, discover
 from haversack.errors import HaversackError
 
 CULPRITS = sys.argv[1].split(",")

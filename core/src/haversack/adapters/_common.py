@@ -46,8 +46,13 @@ class ToolDefinition:
 
 
 def tool_definition(tool: Tool[Any, Any]) -> ToolDefinition:
-    """The provider-neutral definition of ``tool`` (its schema is a fresh copy)."""
-    return ToolDefinition(tool.name, tool.description, serde.schema(tool.params_type))
+    """The provider-neutral definition of ``tool``.
+
+    Its ``parameters`` is the shared, read-only schema (:func:`haversack.serde.shared_schema`):
+    adapters send it with every request, and copying it was most of their cost. Take
+    ``copy.deepcopy(...)`` of it to change it.
+    """
+    return ToolDefinition(tool.name, tool.description, serde.shared_schema(tool.params_type))
 
 
 def field_of(obj: object, *names: str) -> Any:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._common import ToolCall, aexecute_calls, field_of, tool_definition, tool_uses_of
+from haversack import serde
+
+from ._common import ToolCall, aexecute_calls, field_of, tool_uses_of
 
 if TYPE_CHECKING:
     from haversack._executor import ToolExecutor
@@ -23,12 +25,21 @@ __all__ = [
 
 
 def tools(rendered: RenderedPrompt) -> list[dict[str, Any]]:
-    """``tools=`` for ``messages.create``: ``{"name", "description", "input_schema"}`` each."""
-    out = []
-    for tool in rendered.tools:
-        d = tool_definition(tool)
-        out.append({"name": d.name, "description": d.description, "input_schema": d.parameters})
-    return out
+    """``tools=`` for ``messages.create``: ``{"name", "description", "input_schema"}`` each.
+
+    The list and its dicts are new on every call (add ``cache_control`` to the last one
+    freely); each ``input_schema`` is the tool's shared, read-only schema
+    (:func:`haversack.serde.shared_schema`), not a copy: deep-copy it to change it.
+    """
+    schema_of = serde.shared_schema
+    return [
+        {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": schema_of(tool.params_type),
+        }
+        for tool in rendered.tools
+    ]
 
 
 def read_tool_use(block: object) -> ToolCall:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from haversack import serde
+
 from ._common import (
     ToolCall,
     aexecute_calls,
     chat_tool_calls_of,
     field_of,
     function_calls_of,
-    tool_definition,
 )
 
 if TYPE_CHECKING:
@@ -36,39 +37,41 @@ __all__ = [
 
 
 def chat_tools(rendered: RenderedPrompt) -> list[dict[str, Any]]:
-    """``tools=`` for ``chat.completions.create``: one ``{"type": "function", ...}`` per tool."""
-    out = []
-    for tool in rendered.tools:
-        d = tool_definition(tool)
-        out.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": d.name,
-                    "description": d.description,
-                    "parameters": d.parameters,
-                },
-            }
-        )
-    return out
+    """``tools=`` for ``chat.completions.create``: one ``{"type": "function", ...}`` per tool.
+
+    The list and its dicts are new on every call (add ``strict`` or reorder freely); each
+    ``parameters`` is the tool's shared, read-only schema (:func:`haversack.serde.shared_schema`),
+    not a copy: deep-copy it to change it.
+    """
+    schema_of = serde.shared_schema
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": schema_of(tool.params_type),
+            },
+        }
+        for tool in rendered.tools
+    ]
 
 
 def response_tools(rendered: RenderedPrompt) -> list[dict[str, Any]]:
     """``tools=`` for ``responses.create``: flat function tools (``strict`` off, since
-    optional fields with defaults are not allowed in strict mode)."""
-    out = []
-    for tool in rendered.tools:
-        d = tool_definition(tool)
-        out.append(
-            {
-                "type": "function",
-                "name": d.name,
-                "description": d.description,
-                "parameters": d.parameters,
-                "strict": False,
-            }
-        )
-    return out
+    optional fields with defaults are not allowed in strict mode). New list and dicts on every
+    call; each ``parameters`` is shared and read-only, as in :func:`chat_tools`."""
+    schema_of = serde.shared_schema
+    return [
+        {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": schema_of(tool.params_type),
+            "strict": False,
+        }
+        for tool in rendered.tools
+    ]
 
 
 def read_chat_tool_call(call: object) -> ToolCall:

@@ -9,8 +9,9 @@ from typing import Any
 from haversack.errors import PromptValidationError
 
 from ._core import core_schema_for
+from ._frozen import freeze
 
-__all__ = ["schema"]
+__all__ = ["schema", "shared_schema"]
 
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -37,8 +38,26 @@ def schema(tp: type[Any] | None) -> dict[str, Any]:
     return result
 
 
+def shared_schema(tp: type[Any] | None) -> dict[str, Any]:
+    """The same schema as :func:`schema`, as one shared, read-only structure (no copy).
+
+    For code that only reads or serialises the schema, such as the provider adapters, which
+    send it with every request: every call returns the same object, whose dicts and lists
+    raise ``TypeError`` on any change (so no caller can alter what the next one gets), and
+    whose copies (``copy.deepcopy``, pickle) are plain, mutable ones.
+    """
+    if tp is None:
+        return _EMPTY_SHARED
+    found = _shared.get(tp)
+    if found is None:
+        found = _shared[tp] = freeze(_cached_schema(tp))
+    return found
+
+
 _cache: dict[type[Any], dict[str, Any]] = {}
 _frozen: dict[type[Any], bytes] = {}
+_shared: dict[type[Any], dict[str, Any]] = {}
+_EMPTY_SHARED: dict[str, Any] = freeze(_EMPTY_OBJECT)
 _DATA_KEYS = frozenset({"default", "const", "enum", "examples"})
 
 

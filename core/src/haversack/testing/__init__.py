@@ -1,4 +1,4 @@
-"""Test kit for pack authors: fixtures, a scripted model and a conformance suite.
+"""Test kit for pack authors: fixtures, fake installed packs, a scripted model, conformance.
 
 Installed with the core and registered as a pytest plugin, so a pack's tests get the
 ``haversack_compose``, ``haversack_session`` and ``haversack_executor`` fixtures without
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     )
     from ._compose import compose_packs
     from ._conformance import CHECKS, PackConformance, assert_pack_conforms, pack_problems
+    from ._distributions import FakeSite, write_distribution
     from ._fake_provider import FakeCall, FakeProvider, FakeReply, ReceivedRequest
     from ._fuzz import BadArguments, bad_arguments
     from ._script import ScriptedCall, ScriptedModel, ScriptStep, Transcript, TranscriptEntry, play
@@ -41,6 +42,7 @@ __all__ = [
     "FakeCall",
     "FakeProvider",
     "FakeReply",
+    "FakeSite",
     "PackConformance",
     "ReceivedRequest",
     "ScriptStep",
@@ -63,6 +65,7 @@ __all__ = [
     "fingerprint",
     "pack_problems",
     "play",
+    "write_distribution",
 ]
 
 _HOMES = {
@@ -73,6 +76,7 @@ _HOMES = {
     "FakeCall": "_fake_provider",
     "FakeProvider": "_fake_provider",
     "FakeReply": "_fake_provider",
+    "FakeSite": "_distributions",
     "PackConformance": "_conformance",
     "ReceivedRequest": "_fake_provider",
     "ScriptStep": "_script",
@@ -95,6 +99,7 @@ _HOMES = {
     "fingerprint": "_state",
     "pack_problems": "_conformance",
     "play": "_script",
+    "write_distribution": "_distributions",
 }
 
 

@@ -23,9 +23,10 @@ from haversack.errors import (
 )
 
 from ._config import SandboxConfig
+from ._container import WORKDIR
 from ._params import EvaluatePythonParams, ShellExecuteParams
 from ._results import CommandResult
-from ._sandbox import WORKDIR, Sandbox
+from ._sandbox import Sandbox
 
 __all__ = ["MAX_COMMAND_CHARS", "MAX_STDIN_BYTES", "TOOL_NAMES", "podman_tools"]
 

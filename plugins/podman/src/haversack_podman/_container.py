@@ -1,0 +1,428 @@
+"""``Container``: the life of a sandbox's container: create, start, restart, freeze, remove.
+
+:class:`~haversack_podman.Sandbox` adds running a command in it (``_sandbox``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, Self
+
+from ._config import SandboxConfig
+from ._errors import SandboxError
+from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
+from ._output import CappedBuffer
+
+if TYPE_CHECKING:
+    from ._cgroup import ContainerCgroup
+    from ._service import PodmanService
+
+# The service, stream, workspace and process helpers (subprocess, sockets, tempfile) are
+# imported where they are used, so registering the pack's resources stays cheap.
+
+__all__ = ["SWEEP_S", "WORKDIR", "Container"]
+
+WORKDIR: Final = "/workspace"
+_CPU_PERIOD: Final = 100_000
+#: How long bringing the container back to its baseline (init + ``sleep infinity``) may take
+#: before it is restarted instead.
+SWEEP_S: Final = 1.0
+#: How long the baseline may take to appear after a start.
+_BASELINE_S: Final = 5.0
+#: The container's own processes (init, ``sleep infinity``) run as this user, never as the
+#: command user: a command can then neither signal nor ptrace them.
+_BASELINE_UID: Final = 65534
+
+
+class _State:
+    """What teardown needs; kept apart from ``Container`` so the finalizer holds no reference
+    to it."""
+
+    def __init__(self, service_url: str | None, workspace: Path, name: str) -> None:
+        self.service_url = service_url
+        self.workspace = workspace
+        self.name = name
+        self.container_id: str | None = None
+        # Set once start() got to the end: a cancelled call (the MCP server raises into its
+        # thread) may stop it anywhere between create and settle.
+        self.started = False
+        self.closed = False
+        self.cgroup: ContainerCgroup | None = None
+        self.paused = False  # paused through the engine (remote services)
+
+
+def _release(state: _State, service: PodmanService | None) -> None:
+    """Let the container run again, so podman never waits on a frozen container."""
+    if state.cgroup is not None:
+        state.cgroup.thaw()
+    if state.paused and service is not None and state.container_id is not None:
+        with contextlib.suppress(Exception):
+            service.client.api.post(f"/containers/{state.container_id}/unpause")
+    state.paused = False
+
+
+def _teardown(state: _State, service: PodmanService | None) -> None:
+    if state.closed:
+        return
+    state.closed = True
+    if state.container_id is not None:
+        removed = False
+        _release(state, service)
+        if service is not None:
+            try:
+                service.client.api.delete(
+                    f"/containers/{state.container_id}", params={"force": True, "timeout": 0}
+                ).raise_for_status()
+                removed = True
+            except Exception:  # noqa: BLE001 - fall back to the CLI below
+                removed = False
+        if not removed:
+            import subprocess
+
+            from ._containers_conf import podman_env
+            from ._service import podman_binary
+
+            # At interpreter exit the private service may already be gone.
+            subprocess.run(
+                [podman_binary(), "rm", "-f", "-t", "0", state.name],
+                capture_output=True,
+                env=podman_env(),
+                check=False,
+            )
+    from ._workspace import remove_workspace
+
+    remove_workspace(state.workspace)
+
+
+class Container:
+    """A sandbox's host workspace directory and its container: created on the first
+    ``start``, restarted on demand, frozen between commands, removed by ``close``.
+
+    The workspace is created at construction (so file tools can use it before any command),
+    the container when first needed. See :class:`~haversack_podman.Sandbox` for the
+    guarantees.
+    """
+
+    def __init__(
+        self, config: SandboxConfig | None = None, *, service: PodmanService | None = None
+    ) -> None:
+        # What the finalizer's teardown needs is imported now, not at interpreter exit.
+        import subprocess  # noqa: F401
+        import uuid  # uuid imports platform: not worth it before a sandbox is made
+
+        from . import _containers_conf, _service  # noqa: F401
+        from ._workspace import open_workspace
+
+        self.config = config or SandboxConfig()
+        self.id = uuid.uuid4().hex
+        self.name = f"haversack-{self.id[:16]}"
+        # A new directory with the mounts copied in, or the user's own directory as it is
+        # (which teardown never removes: remove_workspace only removes what it created).
+        self.workspace = open_workspace(self.config, f"{os.getpid()}-{self.id[:16]}")
+        self._state = _State(self.config.connection_url, self.workspace, self.name)
+        self._service = service
+        self._lock = threading.RLock()
+        # Host thread ids of init and ``sleep infinity`` (cgroup mode), or their count as the
+        # engine lists them (engine mode: remote services, or no usable freezer).
+        self._baseline: frozenset[int] = frozenset()
+        self._baseline_count = 0
+        self._finalizer = weakref.finalize(self, _teardown, self._state, None)
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def container_id(self) -> str | None:
+        """The container's id once started, else None."""
+        return self._state.container_id
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` ran."""
+        return self._state.closed
+
+    def _svc(self) -> PodmanService:
+        if self._service is None:
+            from ._service import get_service
+
+            self._service = get_service(self.config.connection_url)
+            # Re-arm the finalizer with the service so teardown can use the API.
+            self._finalizer.detach()
+            self._finalizer = weakref.finalize(self, _teardown, self._state, self._service)
+        return self._service
+
+    def _baseline_user(self) -> str:
+        uid = _BASELINE_UID if self.config.uid != _BASELINE_UID else _BASELINE_UID - 1
+        return f"{uid}:{uid}"
+
+    def _spec(self) -> dict[str, Any]:
+        cfg = self.config
+        memory = cfg.memory_bytes
+        return {
+            "name": self.name,
+            "image": cfg.image,
+            "command": ["sleep", "infinity"],
+            "init": True,  # podman 4.3.1 ignores init=true in containers.conf
+            "labels": {SANDBOX_LABEL: "1", OWNER_LABEL: self.id, PID_LABEL: str(os.getpid())},
+            # Commands run as cfg.user (each exec says so); init and sleep as another user.
+            "user": self._baseline_user(),
+            "work_dir": "/",
+            "env": dict(cfg.env),
+            "hostname": "sandbox",
+            "read_only_filesystem": cfg.read_only,
+            "read_write_tmpfs": False,
+            "mounts": [
+                {
+                    "destination": WORKDIR,
+                    "source": str(self.workspace),
+                    "type": "bind",
+                    "options": ["rbind", "rw"],
+                },
+                {
+                    "destination": "/tmp",  # noqa: S108 - the container's own tmpfs
+                    "source": "tmpfs",
+                    "type": "tmpfs",
+                    "options": ["rw", "nosuid", "nodev", f"size={cfg.tmpfs_size}", "mode=1777"],
+                },
+            ],
+            "netns": {"nsmode": cfg.network},
+            "cap_drop": ["ALL"],
+            "no_new_privileges": True,
+            "resource_limits": {
+                "memory": {"limit": memory, "swap": memory},
+                "cpu": {"quota": int(cfg.cpus * _CPU_PERIOD), "period": _CPU_PERIOD},
+                "pids": {"limit": cfg.pids_limit},
+            },
+        }
+
+    def start(self) -> None:
+        """Create and start the container if it is not running yet (idempotent). It is left
+        quiescent (frozen or paused) until a command runs."""
+        with self._lock:
+            if self._state.closed:
+                raise SandboxError(f"Sandbox {self.name} is closed; create a new one.")
+            if self._state.container_id is not None and self._state.started:
+                return
+            service = self._svc()
+            api = service.client.api
+            if self._state.container_id is not None:
+                # An earlier start was interrupted half-way: begin again from nothing.
+                self._remove_container(self._state.container_id)
+                self._state.container_id = None
+            spec = json.dumps(self._spec())
+            response = api.post("/containers/create", data=spec)
+            if response.status_code >= 400 and "already in use" in response.text:
+                # Created by an interrupted start before its id was recorded; the name is
+                # this sandbox's own (unique per sandbox), so the container is ours to remove.
+                self._remove_container(self.name)
+                response = api.post("/containers/create", data=spec)
+            if response.status_code >= 400:
+                from ._service import ensure_image
+
+                ensure_image(service, self.config.image)
+                raise SandboxError(
+                    f"Creating sandbox container {self.name} failed: {response.text.strip()}"
+                )
+            self._state.container_id = str(response.json()["Id"])
+            self._post(f"/containers/{self._state.container_id}/start", "start")
+            self._settle()
+            self._state.started = True
+
+    def _remove_container(self, ref: str) -> None:
+        self._svc().client.api.delete(f"/containers/{ref}", params={"force": True, "timeout": 0})
+
+    def _post(self, path: str, what: str, **params: Any) -> None:
+        response = self._svc().client.api.post(path, params=params or None)
+        if response.status_code >= 400:
+            raise SandboxError(
+                f"Could not {what} sandbox container {self.name}: {response.text.strip()}"
+            )
+
+    def _inspect(self) -> dict[str, Any]:
+        response = self._svc().client.api.get(f"/containers/{self._state.container_id}/json")
+        response.raise_for_status()
+        data: dict[str, Any] = response.json()
+        return data
+
+    def _settle(self) -> None:
+        """After a (re)start: find the cgroup, record the baseline, make the container quiet."""
+        from ._cgroup import ContainerCgroup, children_of
+
+        state = self._state
+        state.cgroup = None
+        deadline = time.monotonic() + _BASELINE_S
+        init_pid = 0
+        if self._svc().local:
+            init_pid = int(self._inspect()["State"]["Pid"])
+            state.cgroup = ContainerCgroup.locate(init_pid)
+        cgroup = state.cgroup
+        if cgroup is not None:
+            # The baseline is init and the ``sleep infinity`` it forks, both as the baseline
+            # user; anything else (a task of the previous run still exiting) is swept.
+            uid = int(self._baseline_user().partition(":")[0])
+            sleeper = children_of(init_pid, cgroup.tasks(), uid)
+            while not sleeper and time.monotonic() < deadline:
+                time.sleep(0.002)
+                sleeper = children_of(init_pid, cgroup.tasks(), uid)
+            self._baseline = frozenset({init_pid, *sleeper})
+            if len(sleeper) != 1 or not cgroup.sweep(self._baseline, deadline):
+                raise SandboxError(
+                    f"Could not bring sandbox container {self.name} to its idle state "
+                    f"(init and sleep, frozen) within {_BASELINE_S:g} s; its cgroup "
+                    f"{cgroup.path} is {cgroup.describe()}. Check that the host's cgroup "
+                    "freezer works (see docs/packs/podman.md)."
+                )
+            return
+        count = self._top() or 0
+        while count < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+            count = self._top() or 0
+        self._baseline_count = count
+        self._pause()
+
+    def restart(self) -> None:
+        """Restart the container at once (``restart -t 0``): every command process dies, the
+        workspace is kept, ``/tmp`` is emptied. Recovers from an exhausted pids limit."""
+        with self._lock:
+            if self._state.container_id is None:
+                self.start()
+                return
+            _release(self._state, self._service)
+            self._post(f"/containers/{self._state.container_id}/restart", "restart", t=0)
+            self._settle()
+
+    def close(self) -> None:
+        """Remove the container and the workspace directory (idempotent)."""
+        with self._lock:
+            self._finalizer()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ quiescence
+    @contextlib.contextmanager
+    def quiesced(self) -> Iterator[None]:
+        """Hold the sandbox (no command can start) and guarantee that no sandbox process runs
+        inside the block: the container is not started, stopped, or frozen (paused through the
+        engine for a remote service). Host code that touches the workspace runs in here, so
+        nothing in the sandbox can swap a path under it."""
+        with self._lock:
+            if not self._state.closed and self._state.container_id is not None:
+                self._ensure_quiet()
+            yield
+
+    def _ensure_quiet(self) -> None:
+        cgroup = self._state.cgroup
+        if cgroup is not None:
+            if cgroup.frozen() or not cgroup.exists():
+                return
+        elif self._state.paused:
+            return
+        if not self._quiesce(time.monotonic() + SWEEP_S):
+            self.restart()
+
+    def _resume(self) -> None:
+        """Let the container run for a command."""
+        cgroup = self._state.cgroup
+        if cgroup is not None:
+            cgroup.thaw()
+        elif self._state.paused:
+            self._post(f"/containers/{self._state.container_id}/unpause", "unpause")
+            self._state.paused = False
+
+    def _pause(self) -> None:
+        self._post(f"/containers/{self._state.container_id}/pause", "pause")
+        self._state.paused = True
+
+    def _quiesce(self, deadline: float) -> bool:
+        """Kill everything but the baseline and leave the container frozen (paused). True when
+        the baseline alone is left; False when the container must be restarted."""
+        cgroup = self._state.cgroup
+        if cgroup is not None:
+            return cgroup.sweep(self._baseline, deadline)
+        return self._engine_quiesce(deadline)
+
+    # ------------------------------------------------------------------ engine mode
+    def _top(self, timeout: float = 5.0) -> int | None:
+        """How many processes the engine lists in the container (None: it could not say in
+        ``timeout`` seconds; a flood of processes makes Podman's ``top`` slow)."""
+        try:
+            response = self._svc().client.api.get(
+                f"/containers/{self._state.container_id}/top",
+                params={"stream": "false"},
+                timeout=max(timeout, 0.05),
+            )
+        except Exception:  # noqa: BLE001 - podman-py wraps timeouts in its APIError
+            return None
+        if response.status_code >= 400:
+            return None
+        try:
+            return len(response.json().get("Processes") or [])
+        except ValueError:  # not JSON (e.g. the container is paused)
+            return None
+
+    def _engine_quiesce(self, deadline: float) -> bool:
+        """Without the host's cgroup: kill every process of the command user from a second
+        exec (``kill -9 -1`` is atomic against fork and cannot reach init and sleep, which run
+        as another user), check with the engine's process list, then pause."""
+        if self._state.paused:
+            return True
+        if self._top(deadline - time.monotonic()) != self._baseline_count:
+            try:
+                self._run_quietly(["/bin/sh", "-c", "kill -9 -1"], deadline)
+            except SandboxError:
+                return False  # not even an exec starts (pids limit): restart
+            while self._top(deadline - time.monotonic()) != self._baseline_count:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.01)
+        try:
+            self._pause()
+        except SandboxError:
+            return False
+        return True
+
+    def _run_quietly(self, argv: list[str], deadline: float) -> None:
+        from ._exec_stream import ExecStream
+
+        exec_id = self._create_exec({"Cmd": argv, "User": self.config.user, "AttachStdout": True})
+        sink = CappedBuffer(1024)
+        stream = ExecStream(self._svc().base_url, exec_id, None, sink, sink)
+        try:
+            stream.pump(deadline)
+        finally:
+            stream.close()
+
+    def _recover(self) -> None:
+        """Bring a dead or stuck container back (restart, or start a stopped one)."""
+        state = self._inspect()["State"]
+        if state.get("Running") or state.get("Paused"):
+            self.restart()
+        else:
+            _release(self._state, self._service)
+            self._post(f"/containers/{self._state.container_id}/start", "start")
+            self._settle()
+
+    def _create_exec(self, body: dict[str, Any]) -> str:
+        response = self._svc().client.api.post(
+            f"/containers/{self._state.container_id}/exec", data=json.dumps(body)
+        )
+        if response.status_code >= 400:
+            raise SandboxError(
+                f"Podman could not create the exec session in {self.name}: {response.text.strip()}"
+            )
+        return str(response.json()["Id"])
