@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from ._discovery import Candidate, normalize
 from ._rename import all_tools, apply_names
 from ._report import FAILED, Conflict, PackInfo, PackReport, PackStatus
 from ._selection import Selection, closest, env_flag
+from ._tokens import token_estimate
 from ._trace import ENV_TRACE, Tracer
 
 if TYPE_CHECKING:
@@ -397,21 +397,6 @@ def _loaded(
         tokens_saved=token_estimate(removed) if tokens and removed else None,
         removed_tools=tuple(t.name for t in removed),
     )
-
-
-def token_estimate(tools: Sequence[Any]) -> int:
-    """``len(json(name, description, schema)) / 4`` summed: a rough context-cost guide."""
-    from haversack import serde
-
-    total = 0
-    for tool in tools:
-        payload = {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": serde.schema(tool.params_type),
-        }
-        total += len(json.dumps(payload, separators=(",", ":"))) // 4
-    return total
 
 
 # ---------------------------------------------------------------------- public entry points
