@@ -251,9 +251,6 @@ def _globs(pack: str, option: str, value: object, source: str) -> tuple[str, ...
 
 def parse_options(pack: str, config_type: type[Any] | None, options: PackOptions) -> Any:
     """The pack's options parsed strictly into its ``config_type`` (``None`` without one)."""
-    from haversack import serde
-    from haversack.errors import ToolValidationError
-
     if config_type is None:
         if options.own:
             keys = ", ".join(sorted(options.own))
@@ -269,6 +266,9 @@ def parse_options(pack: str, config_type: type[Any] | None, options: PackOptions
             return config_type()
         except TypeError:
             pass  # a required field: let parse() name it
+    from haversack import serde  # only for options given: parsing them may import pydantic
+    from haversack.errors import ToolValidationError
+
     own = dict(options.own)
     if options.file_keys and options.base_dir is not None:
         own = resolve_paths(config_type, own, options.base_dir, options.file_keys)
