@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _harness import Result, interpreter, measure, measure_process, result
+from _harness import Result, Sample, interpreter, measure, measure_process, result
 
 SUITE = "packs"
 REAL = ("planning", "podman", "vfs")
@@ -94,6 +94,120 @@ def _watch_overhead(repeats: int) -> list[Result]:
     ]
 
 
+def _interleaved(
+    commands: dict[str, list[str]], *, repeats: int, env: dict[str, str]
+) -> dict[str, Sample]:
+    """Whole-process samples of every command, taken in turns (one run of each per round).
+
+    On a shared machine the load drifts during a suite; taking the floors and the workloads
+    in the same rounds lets the drift hit them alike, so their ratios stay meaningful.
+    """
+    for argv in commands.values():  # warm-up: writes the bytecode and discovery caches
+        measure_process(argv, repeats=1, warmup=0, env=env)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, argv in commands.items():
+            times[name].extend(measure_process(argv, repeats=1, warmup=0, env=env).times_s)
+    return {name: Sample(tuple(found)) for name, found in times.items()}
+
+
+def _haversack_command(python: str) -> list[str]:
+    """The installed ``haversack`` script next to the interpreter, else ``python -m haversack``."""
+    script = Path(python).with_name("haversack")
+    return [str(script)] if script.is_file() else [python, "-m", "haversack"]
+
+
+def _processes(names: list[str], root: Path, cache: str, repeats: int) -> list[Result]:
+    """The issue's start-up targets, each a whole fresh process against a floor of the run."""
+    python = interpreter()
+    # As installed: bytecode caches written (the warm-up runs write them).
+    skip = ("HAVERSACK_", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+    # A cache of our own: the warm-up run fills it, the measured runs hit it.
+    env["HAVERSACK_CACHE_DIR"] = cache
+    if _real_packs_present():
+        env["HAVERSACK_PACKS"] = ",".join(REAL)
+        what = "the three real packs"
+    else:
+        env["HAVERSACK_PACKS"] = ",".join(names[:3])
+        env["PYTHONPATH"] = str(root)
+        what = "3 synthetic packs (real pack plugins not found)"
+    haversack = _haversack_command(python)
+    scan = "from importlib.metadata import entry_points; entry_points(group='haversack')"
+    listing = "import haversack; haversack.discover()"
+    warm = _interleaved(
+        {
+            "pass": [python, "-c", "pass"],
+            "render": [*haversack, "render"],
+            "packs": [*haversack, "packs"],
+            "scan": [python, "-c", scan],
+            "discover": [python, "-c", listing],
+        },
+        repeats=repeats,
+        env=env,
+    )
+    cold = _interleaved(
+        {
+            "pass": [python, "-c", "pass"],
+            "scan": [python, "-c", scan],
+            "discover": [python, "-c", listing],
+            "render": [*haversack, "render"],
+        },
+        repeats=max(3, repeats // 3),
+        env={**env, "HAVERSACK_NO_CACHE": "1"},
+    )
+    base = ("python -c pass", warm["pass"])
+    bare_scan = ("bare entry-point scan process", warm["scan"])
+    return [
+        result(SUITE, base[0], warm["pass"], notes="floor: interpreter start and exit"),
+        result(
+            SUITE,
+            "haversack render (whole process)",
+            warm["render"],
+            floor=base,
+            max_ratio=5,
+            notes=f"{what}; warm discovery cache; 10.7x before issue 18's start-up work",
+        ),
+        result(
+            SUITE,
+            "haversack packs (whole process)",
+            warm["packs"],
+            floor=base,
+            max_ratio=5,
+            notes=f"{what} imported; token estimates from the schema cache (no pydantic); "
+            "20.0x before issue 18's start-up work",
+        ),
+        result(
+            SUITE,
+            bare_scan[0],
+            warm["scan"],
+            notes=f'floor: python -c "{scan}"',
+        ),
+        result(
+            SUITE,
+            "discover() (whole process, lists, imports no pack)",
+            warm["discover"],
+            floor=bare_scan,
+            max_ratio=1.2,
+            notes=f'python -c "{listing}"; warm discovery cache',
+        ),
+        result(
+            SUITE,
+            "discover(), discovery cache off (whole process)",
+            cold["discover"],
+            floor=("bare entry-point scan process", cold["scan"]),
+            notes="every run scans and checks compatibility (a cache miss); same-round floor",
+        ),
+        result(
+            SUITE,
+            "haversack render, discovery cache off (cold)",
+            cold["render"],
+            floor=(base[0], cold["pass"]),
+            notes=f"{what}; every run scans and checks compatibility (a cache miss)",
+        ),
+    ]
+
+
 def run(quick: bool) -> list[Result]:
     """Discovery vs a bare scan, compose with 50 packs, and ``haversack render`` vs python."""
     from importlib.metadata import entry_points
@@ -156,41 +270,5 @@ def run(quick: bool) -> list[Result]:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-        python = interpreter()
-        # As installed: bytecode caches written (the warm-up run writes them).
-        skip = ("HAVERSACK_", "PYTHONDONTWRITEBYTECODE")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
-        # A cache of our own: the warm-up run fills it, the measured runs hit it.
-        env["HAVERSACK_CACHE_DIR"] = cache
-        if _real_packs_present():
-            env["HAVERSACK_PACKS"] = ",".join(REAL)
-            what = "the three real packs"
-        else:
-            env["HAVERSACK_PACKS"] = ",".join(names[:3])
-            env["PYTHONPATH"] = str(root)
-            what = "3 synthetic packs (real pack plugins not found)"
-        base = measure_process([python, "-c", "pass"], repeats=repeats, env=env)
-        results.append(result(SUITE, "python -c pass", base, notes="floor: interpreter start"))
-        results.append(
-            result(
-                SUITE,
-                "haversack render (whole process)",
-                measure_process([python, "-m", "haversack", "render"], repeats=repeats, env=env),
-                floor=("python -c pass", base),
-                max_ratio=10,
-                notes=f"{what}; warm discovery cache",
-            )
-        )
-        cold_env = {**env, "HAVERSACK_NO_CACHE": "1"}
-        results.append(
-            result(
-                SUITE,
-                "haversack render, discovery cache off (cold)",
-                measure_process(
-                    [python, "-m", "haversack", "render"], repeats=repeats, env=cold_env
-                ),
-                floor=("python -c pass", base),
-                notes=f"{what}; every run scans and checks compatibility (a cache miss)",
-            )
-        )
+        results.extend(_processes(names, root, cache, repeats))
     return results

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from haversack import compose, discover
-from haversack._packs._config import find_config_file, load_config
+from haversack._packs._config import find_config_file, load_config, may_configure
 from haversack.errors import PackConfigError
 
 CONFIGURED = """
@@ -74,6 +74,47 @@ def test_haversack_toml_wins_over_pyproject_in_one_folder(tmp_path):
 def test_pyproject_without_table_is_skipped(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "haversack-thing"\n')
     assert find_config_file(tmp_path) is None
+
+
+PYPROJECTS = {
+    # uv's source for the core (in a project using it) is no [tool.haversack]: not parsed
+    "[tool.uv.sources]\nhaversack = { workspace = true }\n": False,
+    '[project]\ndependencies = ["haversack>=0.1"]\n': False,
+    '[tool.importlinter]\nroot_packages = ["haversack", "haversack._x"]\n': False,
+    "haversack = 1\n": False,  # a root key, not tool.haversack
+    "[tool.haversack]\nstrict = true\n": True,
+    "[tool]\nhaversack = { strict = true }\n": True,
+    "[ tool ]\n  haversack.strict = true\n": True,
+    '["tool"]\n"haversack" = { strict = true }\n': True,
+    "tool.haversack.strict = true\n": True,
+    "tool = { haversack = { strict = true } }\n": True,
+    '[tool."haversack"]\nstrict = true\n': True,
+    "[tool.uv.sources]\nhaversack = { workspace = true }\n[tool]\nhaversack.strict = true\n": True,
+    # a multi-line string could hide a header line: every match counts then
+    '[tool.black]\nx = """\n[tool.uv]\n"""\n[tool.uv.sources]\nhaversack = { path = "." }\n': True,
+}
+
+
+@pytest.mark.parametrize("text", PYPROJECTS)
+def test_only_a_pyproject_that_may_configure_haversack_is_parsed(text):
+    import tomllib
+
+    configures = "haversack" in tomllib.loads(text).get("tool", {})
+    assert may_configure(text.encode()) is PYPROJECTS[text]
+    assert may_configure(text.encode()) or not configures  # never skips a real table
+
+
+def test_uv_source_for_the_core_is_not_a_config_file(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "app"\ndependencies = ["haversack"]\n\n'
+        '[tool.uv.sources]\nhaversack = { git = "https://example.org/haversack" }\n'
+    )
+    assert find_config_file(tmp_path) is None
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.uv.sources]\nhaversack = { workspace = true }\n\n[tool]\nhaversack.strict = true\n"
+    )
+    assert find_config_file(tmp_path) == tmp_path / "pyproject.toml"
+    assert load_config(None, search_from=tmp_path).strict is True
 
 
 def test_explicit_config_file(site, tmp_path):

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._policy import PolicyDecision
-from ._policy_state import add_policy_value, policy_values
 from .errors import FilesystemError
 from .filesystem._protocol import Filesystem
 
@@ -83,6 +82,8 @@ class ReadBeforeWritePolicy:
             exists = filesystem.exists(path)
         except FilesystemError as exc:
             return PolicyDecision.deny(str(exc))
+        from ._policy_state import policy_values  # loaded at the first call, not at compose
+
         if not exists or path in policy_values(context.session, self._name):
             return PolicyDecision.allow()
         readers = " or ".join(sorted(self.read_tools)) or "a read tool"
@@ -106,6 +107,8 @@ class ReadBeforeWritePolicy:
             path = filesystem.normalize(raw)
         except FilesystemError:
             return
+        from ._policy_state import add_policy_value
+
         add_policy_value(context.session, self._name, path)
 
     def _raw_path(self, params: Any) -> str | None:

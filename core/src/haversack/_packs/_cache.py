@@ -22,7 +22,17 @@ from typing import Any
 from . import _compat, _discovery
 from ._discovery import Candidate, LightEntryPoint
 
-__all__ = ["ENV_CACHE_DIR", "ENV_NO_CACHE", "cache_dir", "scan"]
+__all__ = [
+    "ENV_CACHE_DIR",
+    "ENV_NO_CACHE",
+    "cache_dir",
+    "cache_file",
+    "disabled",
+    "install_key",
+    "read_json",
+    "scan",
+    "write_json",
+]
 
 ENV_CACHE_DIR = "HAVERSACK_CACHE_DIR"
 ENV_NO_CACHE = "HAVERSACK_NO_CACHE"
@@ -46,13 +56,28 @@ def cache_dir() -> str:
     return os.path.join(base, "haversack")
 
 
-def _disabled() -> bool:
+def disabled() -> bool:
+    """``$HAVERSACK_NO_CACHE`` is set: every cache of this folder is bypassed."""
     return os.environ.get(ENV_NO_CACHE, "").strip() not in ("", "0")
+
+
+def install_key() -> tuple[list[Any], bool]:
+    """What installs change (see the module docstring) and whether it is too recent to trust.
+
+    Other caches of this folder key on it too: what is cached is then redone after any
+    install, upgrade or removal on the search path.
+    """
+    return _key()
+
+
+def cache_file(kind: str) -> str:
+    """The cache file of ``kind`` (``discovery``, ``schemas``) for this interpreter and path."""
+    return _file(kind)
 
 
 def scan() -> list[Candidate]:
     """:func:`haversack._packs._discovery.scan`, served from the cache when it is current."""
-    if _disabled():
+    if disabled():
         return _discovery.scan()
     try:
         key, racy = _key()
@@ -83,13 +108,13 @@ def _entries() -> list[str]:
     return [entry or os.getcwd() for entry in entries]
 
 
-def _file() -> str:
+def _file(kind: str = "discovery") -> str:
     import zlib
 
     # One file per interpreter and path, so projects run side by side do not evict each other.
     ident = "\0".join([sys.executable, *_entries()])
     tag = zlib.crc32(ident.encode("utf-8", "surrogateescape"))
-    return os.path.join(cache_dir(), f"discovery-{tag:08x}.json")
+    return os.path.join(cache_dir(), f"{kind}-{tag:08x}.json")
 
 
 def _key() -> tuple[list[Any], bool]:
@@ -185,6 +210,23 @@ def _store(path: str, key: list[Any], found: list[Candidate]) -> None:
                 }
             )
         payload = {"key": key, "core_version": _compat.core_version(), "candidates": rows}
+    except Exception:  # noqa: BLE001 - a candidate we cannot describe: the scan result still stands
+        return
+    write_json(path, payload)
+
+
+def read_json(path: str) -> Any:
+    """The JSON value in ``path``, or ``None`` if it is missing or not JSON (never raises)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path: str, payload: object) -> None:
+    """Replace ``path`` with ``payload`` atomically and prune its kind; never raises."""
+    try:
         folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}.tmp"
@@ -196,17 +238,17 @@ def _store(path: str, key: list[Any], found: list[Candidate]) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        _prune(folder)
-    except Exception:  # noqa: BLE001 - unwritable cache folder, full disk...: the scan result still stands
+        _prune(folder, os.path.basename(path).partition("-")[0] + "-")
+    except Exception:  # noqa: BLE001 - unwritable cache folder, full disk...: nothing is cached
         return
 
 
-def _prune(folder: str) -> None:
-    """Remove the least recently written cache files beyond :data:`MAX_FILES`."""
+def _prune(folder: str, prefix: str = "discovery-") -> None:
+    """Remove the least recently written ``prefix*.json`` files beyond :data:`MAX_FILES`."""
     stamped = []
     with os.scandir(folder) as listing:
         for item in listing:
-            if item.name.startswith("discovery-") and item.name.endswith(".json"):
+            if item.name.startswith(prefix) and item.name.endswith(".json"):
                 with contextlib.suppress(OSError):
                     stamped.append((item.stat().st_mtime_ns, item.path))
     stamped.sort(reverse=True)

@@ -96,7 +96,7 @@ def find_config_file(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         candidate = folder / PYPROJECT
-        if candidate.is_file() and _MAY_CONFIGURE.search(candidate.read_bytes()):
+        if candidate.is_file() and may_configure(candidate.read_bytes()):
             data = _read_toml(candidate)
             if isinstance(data.get("tool"), dict) and "haversack" in data["tool"]:
                 return candidate
@@ -111,6 +111,34 @@ _MAY_CONFIGURE = re.compile(
     rb"""|\.\s*(?:"haversack"|'haversack')\s*\]"""  # [tool."haversack"]
     rb"""|(?<![\w"'-])haversack(?![\w-])\s*[.=\]]"""  # bare: [tool.haversack], haversack =
 )
+#: A table header, ``[name]`` or ``[[name]]``, at the start of a line.
+_HEADER = re.compile(rb"^[ \t]*\[\[?([^\]\n]*)\]", re.MULTILINE)
+
+
+def may_configure(text: bytes) -> bool:
+    """Whether a pyproject.toml's ``text`` can hold ``[tool.haversack]`` (parse only then).
+
+    Never ``False`` for a file that does. A ``haversack = ...`` key at the start of a line
+    counts only in the ``[tool]`` table: uv's ``[tool.uv.sources]`` entry for the core,
+    the usual one in a project using it, then costs no parse. With a multi-line string in
+    the file, which could hold a line looking like a header, every match counts.
+    """
+    matches = list(_MAY_CONFIGURE.finditer(text))
+    if not matches:
+        return False
+    if b'"""' in text or b"'''" in text:
+        return True
+    headers = [
+        (h.start(), h[1].replace(b" ", b"").replace(b"\t", b"")) for h in _HEADER.finditer(text)
+    ]
+    for match in matches:
+        line = text.rfind(b"\n", 0, match.start()) + 1
+        if text[line : match.start()].strip():
+            return True  # in a header, a dotted key, an inline table or a comment
+        table = next((name for start, name in reversed(headers) if start < line), b"")
+        if table.strip(b"\"'") == b"tool":
+            return True
+    return False
 
 
 def load_config(config_file: str | Path | None, *, search_from: Path | None = None) -> FileConfig:
@@ -251,9 +279,6 @@ def _globs(pack: str, option: str, value: object, source: str) -> tuple[str, ...
 
 def parse_options(pack: str, config_type: type[Any] | None, options: PackOptions) -> Any:
     """The pack's options parsed strictly into its ``config_type`` (``None`` without one)."""
-    from haversack import serde
-    from haversack.errors import ToolValidationError
-
     if config_type is None:
         if options.own:
             keys = ", ".join(sorted(options.own))
@@ -269,6 +294,9 @@ def parse_options(pack: str, config_type: type[Any] | None, options: PackOptions
             return config_type()
         except TypeError:
             pass  # a required field: let parse() name it
+    from haversack import serde  # only for options given: parsing them may import pydantic
+    from haversack.errors import ToolValidationError
+
     own = dict(options.own)
     if options.file_keys and options.base_dir is not None:
         own = resolve_paths(config_type, own, options.base_dir, options.file_keys)

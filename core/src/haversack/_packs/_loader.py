@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from ._discovery import Candidate, normalize
 from ._rename import all_tools, apply_names
 from ._report import FAILED, Conflict, PackInfo, PackReport, PackStatus
 from ._selection import Selection, closest, env_flag
+from ._tokens import token_estimate
 from ._trace import ENV_TRACE, Tracer
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from haversack._policy import ToolPolicy
     from haversack._prompt import Prompt
 
-__all__ = ["ENV_STRICT", "PackLoader", "raise_conflicts", "token_estimate"]
+__all__ = ["ENV_STRICT", "PackLoader", "raise_conflicts"]
 
 ENV_STRICT = "HAVERSACK_STRICT"
 
@@ -441,18 +441,3 @@ def _loaded(
         tokens_saved=token_estimate(removed) if tokens and removed else None,
         removed_tools=tuple(t.name for t in removed),
     )
-
-
-def token_estimate(tools: Sequence[Any]) -> int:
-    """``len(json(name, description, schema)) / 4`` summed: a rough context-cost guide."""
-    from haversack import serde
-
-    total = 0
-    for tool in tools:
-        payload = {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": serde.schema(tool.params_type),
-        }
-        total += len(json.dumps(payload, separators=(",", ":"))) // 4
-    return total

@@ -11,7 +11,6 @@ import pluggy
 from haversack import hookspecs
 from haversack.errors import PackLoadError
 
-from ._commands import COMMAND_HOOKS
 from ._contribution import HOOKS
 from ._discovery import Candidate
 
@@ -71,6 +70,8 @@ def pending_errors(pm: pluggy.PluginManager) -> dict[str, str]:
             pm.check_pending()
         except pluggy.PluginValidationError as exc:
             import difflib  # only for a typo's "did you mean"
+
+            from ._commands import COMMAND_HOOKS  # its PackCommand is for the commands only
 
             name = pm.get_name(exc.plugin) or repr(exc.plugin)
             bad = _unknown_hooks(pm, name)

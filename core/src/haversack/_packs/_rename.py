@@ -5,14 +5,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from haversack._section import Section
-from haversack._tool import Tool
 from haversack.errors import PackConfigError, PromptValidationError
 
-from ._config import PackOptions
-from ._contribution import Contribution
+if TYPE_CHECKING:
+    from haversack._section import Section
+    from haversack._tool import Tool
+
+    from ._config import PackOptions
+    from ._contribution import Contribution
 
 __all__ = ["all_tools", "apply_names"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import pickle
 from typing import Any
 
 from haversack.errors import PromptValidationError
@@ -29,6 +28,8 @@ def schema(tp: type[Any] | None) -> dict[str, Any]:
     """
     if tp is None:
         return copy.deepcopy(_EMPTY_OBJECT)
+    import pickle  # here, not at import: ``import haversack.serde`` stays light
+
     frozen = _frozen.get(tp)
     if frozen is None:
         frozen = _frozen[tp] = pickle.dumps(_cached_schema(tp), pickle.HIGHEST_PROTOCOL)

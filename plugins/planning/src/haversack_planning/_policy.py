@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from haversack import PolicyDecision, ToolContext
+from haversack import PolicyDecision
 
 from ._store import current_plan
 
 if TYPE_CHECKING:
-    from haversack import Tool, ToolResult
+    from haversack import Tool, ToolContext, ToolResult
 
 __all__ = ["PLAN_REQUIRED_POLICY", "PlanRequiredPolicy"]
 

@@ -12,9 +12,9 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from haversack import Tool, ToolAnnotations, ToolContext, ToolResult, normalize_path
+from haversack import Tool, ToolAnnotations, ToolResult, normalize_path
 from haversack.errors import (
     FilesystemLimitError,
     PathNotFoundError,
@@ -27,6 +27,9 @@ from ._container import WORKDIR
 from ._params import EvaluatePythonParams, ShellExecuteParams
 from ._results import CommandResult
 from ._sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from haversack import ToolContext
 
 __all__ = ["MAX_COMMAND_CHARS", "MAX_STDIN_BYTES", "TOOL_NAMES", "podman_tools"]
 

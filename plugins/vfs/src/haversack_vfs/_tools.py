@@ -10,9 +10,9 @@ change of a failed call.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from haversack import Filesystem, Tool, ToolAnnotations, ToolContext, ToolResult
+from haversack import Filesystem, Tool, ToolAnnotations, ToolResult
 from haversack.errors import (
     FilesystemLimitError,
     InvalidArgumentError,
@@ -49,6 +49,9 @@ from ._results import (
     RemoveResult,
     WriteFileResult,
 )
+
+if TYPE_CHECKING:
+    from haversack import ToolContext
 
 __all__ = ["TOOL_NAMES", "vfs_tools"]
 
