@@ -439,3 +439,27 @@ def test_the_same_loop_path_honours_timeouts_and_cancellation(everything):
         asyncio.run(both())
         outcomes = [e.outcome for e in executor.session[ToolInvoked].all()]
     assert outcomes.count(CallOutcome.ABORTED) == 1
+
+
+def test_a_crash_under_a_session_on_the_callers_loop_is_reported_and_recovered():
+    import asyncio
+
+    token = uuid.uuid4().hex
+    arguments = {"timezone": "UTC"}
+
+    async def main(executor):
+        assert (await executor.aexecute("time_get_current_time", arguments)).success
+        [pid] = _processes_with(token)
+        os.kill(pid, 9)
+        crashed = await executor.aexecute("time_get_current_time", arguments)
+        assert not crashed.success
+        assert "closed the connection during 'get_current_time'" in crashed.message
+        again = await executor.aexecute("time_get_current_time", arguments)
+        assert again.success, again.message
+        [restarted] = _processes_with(token)
+        assert restarted != pid
+        assert _threads_of("time") == []
+
+    with ToolExecutor(_timed_compose(token), session=Session()) as executor:
+        asyncio.run(main(executor))
+    assert _processes_with(token) == []

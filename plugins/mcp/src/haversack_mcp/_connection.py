@@ -175,6 +175,9 @@ def _short_lived(loop: asyncio.AbstractEventLoop) -> bool:
     return module in _PER_CALL_ROOTS and asyncio.all_tasks(loop) == {task}
 
 
+_STOP_WAIT_S = 60.0
+
+
 def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
     asyncio.set_event_loop(loop)
     loop.run_forever()
@@ -296,7 +299,14 @@ class ServerConnection:
                 home.request_stop()
             elif loop.is_running():
                 loop.call_soon_threadsafe(home.request_stop)
-                home.stopped.wait()
+                if not home.stopped.wait(_STOP_WAIT_S):
+                    # That loop is blocked (say, waiting for this very thread): say so, do
+                    # not hang; its session closes when it runs again.
+                    raise McpServerError(
+                        f"{where(self.name, self.server)} did not stop within "
+                        f"{_STOP_WAIT_S:g} s: the event loop holding its session is not "
+                        "running its tasks."
+                    )
             elif home.task is not None and running is None:
                 # A caller's loop that is not running now (run_until_complete between calls):
                 # this thread runs no loop, so it may run that one until the session closes.
