@@ -463,3 +463,64 @@ def test_a_crash_under_a_session_on_the_callers_loop_is_reported_and_recovered()
     with ToolExecutor(_timed_compose(token), session=Session()) as executor:
         asyncio.run(main(executor))
     assert _processes_with(token) == []
+
+
+FLAT = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "what to say"},
+        "loud": {"type": "boolean"},
+        "tags": {"type": "array"},
+    },
+    "required": ["text"],
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [
+        (FLAT, {"text": "hi"}),
+        (FLAT, {"text": "hi", "loud": True, "tags": [1, "a"], "extra": {"any": 1}}),
+        (FLAT, {}),
+        (FLAT, {"text": 5}),
+        (FLAT, {"text": None}),
+        (FLAT, {"text": "hi", "loud": 1}),
+        (FLAT, {"text": "hi", "tags": "a"}),
+        ({**FLAT, "additionalProperties": False}, {"text": "hi", "extra": 1}),
+        ({**FLAT, "properties": {"text": {"type": "string", "minLength": 3}}}, {"text": "hi"}),
+        ({**FLAT, "properties": {"text": {"type": ["string", "null"]}}}, {"text": None}),
+        ({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 1.0}),
+        ({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": True}),
+    ],
+)
+def test_the_fast_argument_check_never_disagrees_with_jsonschema(schema, value):
+    """Plain schemas skip jsonschema for arguments they accept; the verdict and the
+    message stay jsonschema's."""
+    import jsonschema
+
+    from haversack_mcp._tools import _validator
+
+    expected = next(iter(jsonschema.Draft202012Validator(schema).iter_errors(value)), None)
+    problem = _validator(schema)(value)
+    assert (problem is None) == (expected is None)
+    if expected is not None:
+        assert expected.message in problem
+
+
+def test_the_fast_argument_check_covers_only_plain_schemas():
+    from haversack_mcp._tools import _fast_check
+
+    accepts = _fast_check(FLAT)
+    assert accepts is not None
+    assert accepts({"text": "hi", "other": 1})
+    assert not accepts({"text": 1})
+    assert not accepts({})
+    for schema in (
+        {**FLAT, "additionalProperties": False},
+        {**FLAT, "properties": {"n": {"type": "integer"}}},
+        {**FLAT, "properties": {"text": {"type": "string", "enum": ["a"]}}},
+        {**FLAT, "properties": {"text": {"type": ["string", "null"]}}},
+        {"type": "array"},
+    ):
+        assert _fast_check(schema) is None, schema
