@@ -125,14 +125,23 @@ def _startup(quick: bool, workdir: Path) -> list[Result]:
     sdk.write_text(SDK_SERVER)
     ours = workdir / "haversack_server.py"
     ours.write_text(HAVERSACK_SERVER)
-    floor_sample = measure(lambda: _first_tools_list([python, str(sdk)]), repeats=repeats, warmup=1)
-    floor = ("one-tool SDK server (lowlevel Server, stdio)", floor_sample)
-    serve_one = measure(lambda: _first_tools_list([python, str(ours)]), repeats=repeats, warmup=1)
-    serve_cli = measure(
-        lambda: _first_tools_list([python, "-m", "haversack", "serve", "-p", "planning"]),
-        repeats=repeats,
-        warmup=1,
+    argvs = (
+        [python, str(sdk)],
+        [python, str(ours)],
+        [python, "-m", "haversack", "serve", "-p", "planning"],
     )
+    for argv in argvs:  # warm-up: bytecode caches, page cache
+        _first_tools_list(argv)
+    # Interleaved, one of each per repeat: the machine's load drifts over the minutes this
+    # takes, and every figure should see the same drift as its floor.
+    times: tuple[list[float], ...] = ([], [], [])
+    for _ in range(repeats):
+        for argv, into in zip(argvs, times, strict=True):
+            start = time.perf_counter()
+            _first_tools_list(argv)
+            into.append(time.perf_counter() - start)
+    floor_sample, serve_one, serve_cli = (Sample(tuple(t)) for t in times)
+    floor = ("one-tool SDK server (lowlevel Server, stdio)", floor_sample)
     return [
         result(
             SUITE,
