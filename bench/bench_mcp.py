@@ -125,14 +125,23 @@ def _startup(quick: bool, workdir: Path) -> list[Result]:
     sdk.write_text(SDK_SERVER)
     ours = workdir / "haversack_server.py"
     ours.write_text(HAVERSACK_SERVER)
-    floor_sample = measure(lambda: _first_tools_list([python, str(sdk)]), repeats=repeats, warmup=1)
-    floor = ("one-tool SDK server (lowlevel Server, stdio)", floor_sample)
-    serve_one = measure(lambda: _first_tools_list([python, str(ours)]), repeats=repeats, warmup=1)
-    serve_cli = measure(
-        lambda: _first_tools_list([python, "-m", "haversack", "serve", "-p", "planning"]),
-        repeats=repeats,
-        warmup=1,
+    argvs = (
+        [python, str(sdk)],
+        [python, str(ours)],
+        [python, "-m", "haversack", "serve", "-p", "planning"],
     )
+    for argv in argvs:  # warm-up: bytecode caches, page cache
+        _first_tools_list(argv)
+    # Interleaved, one of each per repeat: the machine's load drifts over the minutes this
+    # takes, and every figure should see the same drift as its floor.
+    times: tuple[list[float], ...] = ([], [], [])
+    for _ in range(repeats):
+        for argv, into in zip(argvs, times, strict=True):
+            start = time.perf_counter()
+            _first_tools_list(argv)
+            into.append(time.perf_counter() - start)
+    floor_sample, serve_one, serve_cli = (Sample(tuple(t)) for t in times)
+    floor = ("one-tool SDK server (lowlevel Server, stdio)", floor_sample)
     return [
         result(
             SUITE,
@@ -163,10 +172,13 @@ def _per_call(quick: bool, workdir: Path) -> list[Result]:
 
     from haversack import Session, ToolExecutor, compose
 
-    calls = 50 if quick else 300
+    calls = 60 if quick else 600
+    rounds = 3
+    warmup = 20
     sdk = workdir / "sdk_server.py"
     sdk.write_text(SDK_SERVER)
     python = interpreter()
+    arguments = {"text": "hi"}
 
     prompt = compose(
         ns="bench",
@@ -176,70 +188,82 @@ def _per_call(quick: bool, workdir: Path) -> list[Result]:
         strict=True,
     )
     rendered = prompt.render()
-    rounds = 3
 
-    async def timed(call: Callable[[], Awaitable[object]], n: int) -> list[float]:
-        for _ in range(20):
-            await call()
-        times: list[float] = []
-        gc.collect()
-        gc.disable()
-        try:
-            for _ in range(n):
-                start = time.perf_counter()
-                await call()
-                times.append(time.perf_counter() - start)
-        finally:
-            gc.enable()
-        return times
-
-    async def direct_round() -> list[float]:
+    async def direct_and_bridged() -> tuple[list[float], list[float]]:
+        """One round on one loop, as an async app runs: the SDK client and the executor each
+        with the same server warm, their calls interleaved (alternating which goes first),
+        so both see the same load on this shared machine."""
         params = StdioServerParameters(command=python, args=[str(sdk)], env=_env())
         async with Client(params) as client:
-            return await timed(lambda: client.call_tool("echo", {"text": "hi"}), calls // rounds)
+            with ToolExecutor(rendered, session=Session()) as executor:
 
-    async def bridged_round(executor: ToolExecutor) -> list[float]:
-        async def call() -> None:
-            outcome = await executor.aexecute("echo_echo", {"text": "hi"})
-            assert outcome.success, outcome.message
+                async def direct() -> None:
+                    result = await client.call_tool("echo", arguments)
+                    assert not result.is_error
 
-        return await timed(call, calls // rounds)
+                async def bridged() -> None:
+                    outcome = await executor.aexecute("echo_echo", arguments)
+                    assert outcome.success, outcome.message
 
-    # Rounds alternate, each on its own event loop with nothing else running: the machine's
-    # load drifts, and both sides should see the same drift.
+                pair: list[tuple[Callable[[], Awaitable[None]], list[float]]] = [
+                    (direct, []),
+                    (bridged, []),
+                ]
+                for _ in range(warmup):
+                    for call, _times in pair:
+                        await call()
+                gc.collect()
+                gc.disable()
+                try:
+                    for index in range(calls // rounds):
+                        for call, times in pair if index % 2 else pair[::-1]:
+                            start = time.perf_counter()
+                            await call()
+                            times.append(time.perf_counter() - start)
+                finally:
+                    gc.enable()
+                return pair[0][1], pair[1][1]
+
     direct: list[float] = []
-    bridged_times: list[float] = []
-    with ToolExecutor(rendered, session=Session()) as executor:
+    bridged: list[float] = []
+    sync: list[float] = []
+    with ToolExecutor(rendered, session=Session()) as sync_executor:
         for _ in range(rounds):
-            direct += asyncio.run(direct_round())
-            bridged_times += asyncio.run(bridged_round(executor))
-    direct_sample, bridged = Sample(tuple(direct)), Sample(tuple(bridged_times))
-    with ToolExecutor(rendered, session=Session()) as executor:
-        sync = measure(
-            lambda: executor.execute("echo_echo", {"text": "hi"}), repeats=calls, warmup=20
-        )
+            floor_times, bridged_times = asyncio.run(direct_and_bridged())
+            direct += floor_times
+            bridged += bridged_times
+            sample = measure(
+                lambda: sync_executor.execute("echo_echo", arguments),
+                repeats=calls // rounds,
+                warmup=warmup,
+            )
+            sync += sample.times_s
+    direct_sample = Sample(tuple(direct))
     floor = ("the same server called directly (mcp.Client.call_tool)", direct_sample)
     return [
         result(
             SUITE,
             "per call: SDK client, direct",
             direct_sample,
-            notes="the floor: one tools/call over stdio to the one-tool SDK server",
+            notes="the floor: one tools/call over stdio to the one-tool SDK server, "
+            "initialized session, on the caller's loop",
         ),
         result(
             SUITE,
             "per call: bridged tool, ToolExecutor.aexecute",
-            bridged,
+            Sample(tuple(bridged)),
             floor=floor,
             max_ratio=1.1,
-            notes="haversack-mcp: executor pipeline, then the call on the connection's loop thread",
+            notes="haversack-mcp, calls interleaved with the floor's: executor pipeline, "
+            "then the session on the caller's loop (it started the server)",
         ),
         result(
             SUITE,
             "per call: bridged tool, ToolExecutor.execute",
-            sync,
+            Sample(tuple(sync)),
             floor=floor,
-            notes="execute() runs the async handler on a fresh event loop per call (reported)",
+            notes="sync: the core runs the async handler on a fresh loop per call, which "
+            "hands the call to the connection's thread (rounds alternate with the floor's)",
         ),
     ]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from haversack import Session, ToolExecutor, compose
+from haversack import CallOutcome, Session, ToolExecutor, ToolInvoked, compose
 from haversack.adapters import mcp as mcp_format
 from haversack_mcp import McpConnections, McpServerError
 
@@ -271,3 +271,256 @@ def test_policies_govern_external_tools():
         converted = executor.execute("time_convert_time", arguments)
         assert converted.success, converted.message
         assert "Asia/Tokyo" in converted.message
+
+
+def _threads_of(name: str) -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name == f"haversack-mcp {name}"]
+
+
+def _timed_compose(token: str, **extra):
+    return _compose(
+        {"time": {"command": TIME, "env": {"HAVERSACK_TEST_TOKEN": token}, **extra}}
+    ).render()
+
+
+def test_execute_keeps_one_server_on_a_thread_of_its_own():
+    """execute() runs the handler on a fresh loop per call: the session must not live there
+    (it would die, and the server restart, with every call)."""
+    token = uuid.uuid4().hex
+    with ToolExecutor(_timed_compose(token), session=Session()) as executor:
+        assert executor.execute("time_get_current_time", {"timezone": "UTC"}).success
+        [pid] = _processes_with(token)
+        assert _threads_of("time") == ["haversack-mcp time"]
+        assert executor.execute("time_get_current_time", {"timezone": "UTC"}).success
+        assert _processes_with(token) == [pid]
+        # A loop made for one call (asyncio.run per aexecute) is recognised the same way.
+        import asyncio
+
+        for _ in range(2):
+            outcome = asyncio.run(executor.aexecute("time_get_current_time", {"timezone": "UTC"}))
+            assert outcome.success, outcome.message
+        assert _processes_with(token) == [pid]
+    assert _processes_with(token) == []
+    assert _threads_of("time") == []
+
+
+def test_aexecute_on_a_long_lived_loop_calls_the_session_on_that_loop():
+    import asyncio
+
+    token = uuid.uuid4().hex
+    rendered = _timed_compose(token)
+
+    async def main(executor):
+        for _ in range(3):
+            outcome = await executor.aexecute("time_get_current_time", {"timezone": "UTC"})
+            assert outcome.success, outcome.message
+        # The session is this loop's: no connection thread, one server for every call.
+        assert _threads_of("time") == []
+        return _processes_with(token)
+
+    with ToolExecutor(rendered, session=Session()) as executor:
+        [pid] = asyncio.run(main(executor))
+        # The loop ended under the session: asyncio.run stopped it with the loop's tasks.
+        assert _processes_with(token) == []
+        # Later sessions get a thread of their own (no restart per loop from now on).
+        assert executor.execute("time_get_current_time", {"timezone": "UTC"}).success
+        [second] = _processes_with(token)
+        assert second != pid
+        [third] = asyncio.run(main_after(executor, token))
+        assert third == second
+    assert _processes_with(token) == []
+
+
+async def main_after(executor, token):
+    outcome = await executor.aexecute("time_get_current_time", {"timezone": "UTC"})
+    assert outcome.success, outcome.message
+    return _processes_with(token)
+
+
+@pytest.mark.parametrize("loop_goes_on", [True, False])
+def test_closing_the_executor_on_the_session_loop_stops_the_server(loop_goes_on):
+    import asyncio
+
+    token = uuid.uuid4().hex
+    rendered = _timed_compose(token)
+
+    async def main():
+        with ToolExecutor(rendered, session=Session()) as executor:
+            assert (await executor.aexecute("time_get_current_time", {"timezone": "UTC"})).success
+            assert len(_processes_with(token)) == 1
+        if not loop_goes_on:
+            return  # asyncio.run ends the loop: the stop completes before it returns
+        # close() cannot wait on its own loop: the server stops as soon as the loop runs.
+        for _ in range(200):
+            if not _processes_with(token):
+                break
+            await asyncio.sleep(0.05)
+        assert _processes_with(token) == []
+
+    asyncio.run(main())
+    assert _processes_with(token) == []
+
+
+def test_other_threads_reach_a_session_that_lives_on_a_callers_loop():
+    import asyncio
+    import threading
+
+    token = uuid.uuid4().hex
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever)
+    runner.start()
+
+    async def first(executor):
+        return await executor.aexecute("time_get_current_time", {"timezone": "UTC"})
+
+    try:
+        with ToolExecutor(_timed_compose(token), session=Session()) as executor:
+            assert asyncio.run_coroutine_threadsafe(first(executor), loop).result().success
+            [pid] = _processes_with(token)
+            assert _threads_of("time") == []
+            # A sync caller on this thread hands its call to that loop.
+            assert executor.execute("time_get_current_time", {"timezone": "UTC"}).success
+            assert _processes_with(token) == [pid]
+        # close() from this thread waited for the loop to stop the server.
+        assert _processes_with(token) == []
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        runner.join()
+        loop.close()
+
+
+def test_the_same_loop_path_honours_timeouts_and_cancellation(everything):
+    import asyncio
+
+    node, script = everything
+    command = [node, str(script), "stdio"]
+    rendered = _compose(
+        {
+            "every": {"command": command, "timeout_s": 0.5},
+            "patient": {"command": command, "tools": ["trigger-long-running-operation"]},
+        }
+    ).render()
+    slow = {"duration": 30, "steps": 3}
+
+    async def main(executor):
+        assert (await executor.aexecute("every_echo", {"message": "warm"})).success
+        assert _threads_of("every") == []  # the session is this loop's
+        timed_out = await executor.aexecute("every_trigger-long-running-operation", slow)
+        assert not timed_out.success
+        assert "did not finish 'trigger-long-running-operation' within 0.5 s" in (timed_out.message)
+        assert (await executor.aexecute("every_echo", {"message": "after"})).message == (
+            "Echo: after"
+        )
+
+    async def cancelled(executor):
+        task = asyncio.create_task(
+            executor.aexecute("patient_trigger-long-running-operation", slow)
+        )
+        await asyncio.sleep(0.2)  # the request is in flight
+        assert not task.done()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # The call was recorded as aborted, and the session still serves the next call.
+        assert (await executor.aexecute("every_echo", {"message": "again"})).message == (
+            "Echo: again"
+        )
+        quick = {"duration": 0.1, "steps": 1}
+        assert (await executor.aexecute("patient_trigger-long-running-operation", quick)).success
+
+    with ToolExecutor(rendered, session=Session()) as executor:
+
+        async def both():
+            await main(executor)
+            await cancelled(executor)
+
+        asyncio.run(both())
+        outcomes = [e.outcome for e in executor.session[ToolInvoked].all()]
+    assert outcomes.count(CallOutcome.ABORTED) == 1
+
+
+def test_a_crash_under_a_session_on_the_callers_loop_is_reported_and_recovered():
+    import asyncio
+
+    token = uuid.uuid4().hex
+    arguments = {"timezone": "UTC"}
+
+    async def main(executor):
+        assert (await executor.aexecute("time_get_current_time", arguments)).success
+        [pid] = _processes_with(token)
+        os.kill(pid, 9)
+        crashed = await executor.aexecute("time_get_current_time", arguments)
+        assert not crashed.success
+        assert "closed the connection during 'get_current_time'" in crashed.message
+        again = await executor.aexecute("time_get_current_time", arguments)
+        assert again.success, again.message
+        [restarted] = _processes_with(token)
+        assert restarted != pid
+        assert _threads_of("time") == []
+
+    with ToolExecutor(_timed_compose(token), session=Session()) as executor:
+        asyncio.run(main(executor))
+    assert _processes_with(token) == []
+
+
+FLAT = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "what to say"},
+        "loud": {"type": "boolean"},
+        "tags": {"type": "array"},
+    },
+    "required": ["text"],
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [
+        (FLAT, {"text": "hi"}),
+        (FLAT, {"text": "hi", "loud": True, "tags": [1, "a"], "extra": {"any": 1}}),
+        (FLAT, {}),
+        (FLAT, {"text": 5}),
+        (FLAT, {"text": None}),
+        (FLAT, {"text": "hi", "loud": 1}),
+        (FLAT, {"text": "hi", "tags": "a"}),
+        ({**FLAT, "additionalProperties": False}, {"text": "hi", "extra": 1}),
+        ({**FLAT, "properties": {"text": {"type": "string", "minLength": 3}}}, {"text": "hi"}),
+        ({**FLAT, "properties": {"text": {"type": ["string", "null"]}}}, {"text": None}),
+        ({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 1.0}),
+        ({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": True}),
+    ],
+)
+def test_the_fast_argument_check_never_disagrees_with_jsonschema(schema, value):
+    """Plain schemas skip jsonschema for arguments they accept; the verdict and the
+    message stay jsonschema's."""
+    import jsonschema
+
+    from haversack_mcp._tools import _validator
+
+    expected = next(iter(jsonschema.Draft202012Validator(schema).iter_errors(value)), None)
+    problem = _validator(schema)(value)
+    assert (problem is None) == (expected is None)
+    if expected is not None:
+        assert expected.message in problem
+
+
+def test_the_fast_argument_check_covers_only_plain_schemas():
+    from haversack_mcp._tools import _fast_check
+
+    accepts = _fast_check(FLAT)
+    assert accepts is not None
+    assert accepts({"text": "hi", "other": 1})
+    assert not accepts({"text": 1})
+    assert not accepts({})
+    for schema in (
+        {**FLAT, "additionalProperties": False},
+        {**FLAT, "properties": {"n": {"type": "integer"}}},
+        {**FLAT, "properties": {"text": {"type": "string", "enum": ["a"]}}},
+        {**FLAT, "properties": {"text": {"type": ["string", "null"]}}},
+        {"type": "array"},
+    ):
+        assert _fast_check(schema) is None, schema

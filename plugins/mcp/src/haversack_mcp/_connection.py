@@ -1,24 +1,24 @@
-"""Connections to external MCP servers, each on its own event-loop thread.
+"""Connections to external MCP servers.
 
-A tool handler may run on any loop (the executor's ``asyncio.run`` for ``execute``, the
-caller's for ``aexecute``), but an MCP client session lives on the loop that opened it.
-Each server therefore gets an anyio blocking portal: a thread with a loop that owns the
-client; calls are submitted to it and awaited from wherever the handler runs.
+A tool handler may run on any loop (a fresh one per call for ``execute``, the caller's for
+``aexecute``), but an MCP client session lives on the loop that opened it. A call on that
+loop uses the session directly; a call from anywhere else is handed to that loop, which is
+a thread of the connection's own unless a long-lived caller's loop started the session
+(see :class:`ServerConnection`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from ._errors import McpServerError
 
 if TYPE_CHECKING:
-    from anyio.from_thread import BlockingPortal
-
     from haversack import Binding, ResourceResolver
 
     from ._config import McpServer
@@ -135,61 +135,212 @@ def list_server(name: str, server: McpServer) -> Listing:
         ) from exc
 
 
+class _Home:
+    """An open client session: the task that owns it and the event loop that task runs on.
+
+    anyio task groups must be left by the task that entered them, so one task enters the
+    client's context, parks until asked to stop, and leaves it; ``client`` is used from
+    that loop only.
+    """
+
+    __slots__ = ("client", "loop", "ready", "stop_requested", "stopped", "task", "thread", "wake")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, thread: threading.Thread | None) -> None:
+        self.loop = loop
+        self.thread = thread  # the connection's own loop thread, or None on a caller's loop
+        self.client: Any = None
+        # Thread-safe: callers on other threads (and loops) wait for the same start.
+        self.ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.stopped = threading.Event()
+        self.stop_requested = False
+        self.task: asyncio.Task[None] | None = None
+        self.wake: asyncio.Event | None = None
+
+    def request_stop(self) -> None:
+        """Ask the owning task to leave the client's context (on ``loop``'s thread only)."""
+        self.stop_requested = True
+        if self.wake is not None:
+            self.wake.set()
+        elif self.task is not None:
+            self.task.cancel()  # still starting: stop the start
+
+
+_PER_CALL_ROOTS = frozenset({"haversack._executor", __name__.rpartition(".")[0] + "._tools"})
+
+
+def _short_lived(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the running loop exists for this one call only.
+
+    ``ToolExecutor.execute`` runs an async handler on a fresh loop per call, as does a
+    caller's ``asyncio.run(executor.aexecute(...))``: the loop's only task is then the
+    executor's own coroutine (or the handler). A session homed there would die with the
+    call, so such callers get a thread of the connection's own.
+    """
+    task = asyncio.current_task(loop)
+    if task is None:
+        return True
+    frame = getattr(task.get_coro(), "cr_frame", None)
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return module in _PER_CALL_ROOTS and asyncio.all_tasks(loop) == {task}
+
+
+_STOP_WAIT_S = 60.0
+
+
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    loop.run_forever()
+
+
 class ServerConnection:
-    """A lazily opened client session to one server, reopened after the server dies."""
+    """A lazily opened client session to one server, reopened after the server dies.
+
+    The session lives on one event loop, its *home*. A call made on the home loop awaits
+    the client directly; any other caller hands the call to the home loop and waits for
+    it, which costs two thread wake-ups more per call. The call that starts the session
+    picks the home: ``aexecute`` on a long-lived loop makes that loop the home, so its
+    calls take no hop; ``execute`` (a fresh loop per call), a loop made for one call, or
+    any call after a caller's loop ended under a session, starts a thread running a loop
+    of the connection's own, which then serves every loop.
+    """
 
     def __init__(self, name: str, server: McpServer) -> None:
         self.name = name
         self.server = server
         self._lock = threading.Lock()
-        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
-        self._portal: BlockingPortal | None = None
-        self._client_cm: AbstractContextManager[Any] | None = None
-        self._client: Any = None
+        self._home: _Home | None = None
+        self._retired: list[_Home] = []  # thread homes whose session ended by itself
         self._closed = False
+        # Cleared when a caller's loop ends under a session: later sessions get a thread of
+        # their own, so a caller making a loop per call does not restart the server per call.
+        self._caller_loops = True
 
-    def _open(self) -> tuple[BlockingPortal, Any]:
+    # ------------------------------------------------------------------ homes
+    def _claim(self, loop: asyncio.AbstractEventLoop) -> tuple[_Home, bool]:
+        """The current home, or a new one (``True``: the caller must start it)."""
         with self._lock:
             if self._closed:
                 raise McpServerError(f"{where(self.name, self.server)}: the connection is closed.")
-            if self._client is not None and self._portal is not None:
-                return self._portal, self._client
-            from anyio.from_thread import start_blocking_portal
+            retired, self._retired = self._retired, []
+            home = self._home
+            if home is not None and home.loop.is_closed():
+                home = None  # a caller's loop closed without cancelling its tasks
+            if home is None:
+                if self._caller_loops and not _short_lived(loop):
+                    home = _Home(loop, None)
+                else:
+                    home = _Home(asyncio.new_event_loop(), None)
+                    home.thread = threading.Thread(
+                        target=_run_loop,
+                        args=(home.loop,),
+                        name=f"haversack-mcp {self.name}",
+                        daemon=True,
+                    )
+                    home.thread.start()
+                self._home = home
+                new = True
+            else:
+                new = False
+        for old in retired:
+            self._stop(old)
+        return home, new
 
-            portal_cm = start_blocking_portal()
-            portal = portal_cm.__enter__()
-            client_cm = portal.wrap_async_context_manager(open_client(self.server))
-            try:
-                client = client_cm.__enter__()
-            except BaseException:
-                portal_cm.__exit__(None, None, None)
-                raise
-            self._portal_cm, self._portal = portal_cm, portal
-            self._client_cm, self._client = client_cm, client
-            return portal, client
+    async def _own(self, home: _Home) -> None:
+        """The home's owning task: open the client, park until asked to stop, close it."""
+        home.task = asyncio.current_task()
+        ended_by_loop = False
+        try:
+            async with open_client(self.server) as client:
+                home.client = client
+                home.wake = asyncio.Event()
+                home.ready.set_result(client)
+                if not home.stop_requested:
+                    await home.wake.wait()
+        except asyncio.CancelledError:
+            # Not asked for: the loop is shutting down (asyncio.run cancels what is left).
+            ended_by_loop = not home.stop_requested
+            if not home.ready.done():
+                home.ready.set_exception(
+                    McpServerError(f"{where(self.name, self.server)}: its start was cancelled.")
+                )
+            raise
+        except BaseException as exc:  # noqa: BLE001 - handed to the calls waiting for it
+            if not home.ready.done():
+                home.ready.set_exception(exc)
+        finally:
+            with self._lock:
+                if self._home is home:
+                    self._home = None
+                    if home.thread is not None:
+                        self._retired.append(home)
+                if ended_by_loop and home.thread is None:
+                    self._caller_loops = False
+            home.stopped.set()
 
-    def _drop(self) -> None:
-        """Stop the server and its loop thread (idempotent); the next call starts it again."""
+    async def _client(self, loop: asyncio.AbstractEventLoop) -> tuple[_Home, Any]:
+        home, new = self._claim(loop)
+        if new:
+            if home.thread is None:
+                loop.create_task(self._own(home))
+            else:
+                asyncio.run_coroutine_threadsafe(self._own(home), home.loop)
+        if not home.ready.done():
+            # Shielded: one waiter's cancellation must not cancel the start others wait for.
+            await asyncio.shield(asyncio.wrap_future(home.ready))
+        return home, home.ready.result()
+
+    def _stop(self, home: _Home) -> None:
+        """Stop ``home``'s session and thread (idempotent).
+
+        Called on the home loop itself it cannot wait: the session then closes when the
+        loop next runs, and at the latest before that loop's ``asyncio.run`` returns.
+        """
         with self._lock:
-            client_cm, self._client_cm, self._client = self._client_cm, None, None
-            portal_cm, self._portal_cm, self._portal = self._portal_cm, None, None
-        errors: list[BaseException] = []
-        if client_cm is not None:
+            if self._home is home:
+                self._home = None
+        loop = home.loop
+        if not loop.is_closed() and not home.stopped.is_set():
             try:
-                client_cm.__exit__(None, None, None)
-            except BaseException as exc:  # noqa: BLE001 - the portal must still stop
-                errors.append(exc)
-        if portal_cm is not None:
-            portal_cm.__exit__(None, None, None)
-        if errors:
-            raise McpServerError(
-                f"{where(self.name, self.server)} did not stop cleanly: {describe(errors[0])}."
-            )
+                running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                home.request_stop()
+            elif loop.is_running():
+                loop.call_soon_threadsafe(home.request_stop)
+                if not home.stopped.wait(_STOP_WAIT_S):
+                    # That loop is blocked (say, waiting for this very thread): say so, do
+                    # not hang; its session closes when it runs again.
+                    raise McpServerError(
+                        f"{where(self.name, self.server)} did not stop within "
+                        f"{_STOP_WAIT_S:g} s: the event loop holding its session is not "
+                        "running its tasks."
+                    )
+            elif home.task is not None and running is None:
+                # A caller's loop that is not running now (run_until_complete between calls):
+                # this thread runs no loop, so it may run that one until the session closes.
+                home.request_stop()
+                loop.run_until_complete(asyncio.wait([home.task]))
+        if home.thread is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+            home.thread.join()
+            loop.close()
 
     def close(self) -> None:
         """Stop the server (its process exits, or the HTTP session is deleted)."""
-        self._closed = True
-        self._drop()
+        with self._lock:
+            self._closed = True
+            homes = [*self._retired, *([self._home] if self._home is not None else [])]
+            self._retired = []
+        for home in homes:
+            self._stop(home)
+
+    # ------------------------------------------------------------------ calls
+    async def _request(self, client: Any, tool: str, arguments: Mapping[str, Any]) -> Any:
+        # asyncio.timeout, not anyio.fail_after: a third of the pack's own cost per call, and
+        # the SDK's anyio scopes inside see a plain cancellation either way.
+        async with asyncio.timeout(self.server.timeout_s):
+            return await client.call_tool(tool, dict(arguments))
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         """Call ``tool`` on the server; the SDK's ``CallToolResult``.
@@ -197,25 +348,25 @@ class ServerConnection:
         Cancelling the awaiting task cancels the call on the server's loop, which sends the
         server ``notifications/cancelled``. Raises ``TimeoutError`` after ``timeout_s``.
         """
-        opened: tuple[BlockingPortal, Any]
-        if self._portal is not None and self._client is not None:
-            opened = self._portal, self._client
+        loop = asyncio.get_running_loop()
+        home = self._home
+        if home is not None and home.loop is loop and home.client is not None:
+            client = home.client  # the fast path: this loop's own open session
         else:
-            # Starting the server blocks (a process, a handshake): not on the caller's loop.
-            opened = await asyncio.to_thread(self._open)
-        portal, client = opened
-        timeout = self.server.timeout_s
-
-        async def run() -> Any:
-            import anyio
-
-            with anyio.fail_after(timeout):
-                return await client.call_tool(tool, dict(arguments))
-
-        future = portal.start_task_soon(run)
+            home, client = await self._client(loop)
         try:
+            if home.loop is loop:
+                return await self._request(client, tool, arguments)
+            if home.thread is None and not home.loop.is_running():
+                raise McpServerError(
+                    f"{where(self.name, self.server)}: its session lives on another event "
+                    "loop, which is not running; call it from that loop."
+                )
+            future = asyncio.run_coroutine_threadsafe(
+                self._request(client, tool, arguments), home.loop
+            )
             return await asyncio.wrap_future(future)
-        except (TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError, McpServerError):
             raise
         except Exception as exc:
             from mcp.shared.exceptions import MCPError
@@ -226,7 +377,10 @@ class ServerConnection:
                 raise
             # The server went away (crashed, or closed the stream): forget this session so
             # the next call starts a fresh one.
-            await asyncio.to_thread(self._drop)
+            if home.loop is loop:
+                self._stop(home)
+            else:
+                await asyncio.to_thread(self._stop, home)
             raise McpServerError(
                 f"{where(self.name, self.server)} closed the connection during {tool!r} "
                 f"({describe(exc)}); it is started again on the next call."

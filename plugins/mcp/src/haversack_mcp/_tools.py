@@ -38,6 +38,50 @@ def tool_name(prefix: str, original: str) -> str:
     return prefix + _INVALID.sub("_", snake).strip("_")
 
 
+# Keywords that say nothing about validity (the fast check may ignore them).
+_NOTES = frozenset({"$schema", "$id", "title", "description", "default", "examples", "$comment"})
+# JSON types whose Python values the fast check recognises exactly as jsonschema does.
+_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,), "array": (list,)}
+
+
+def _fast_check(schema: dict[str, Any]) -> Any:
+    """A check that only *accepts* arguments of the plainest schemas, or ``None``.
+
+    Most servers describe a flat object of strings (``{"type": "object", "properties":
+    {...}, "required": [...]}``); jsonschema walks such a schema for ~20 us per call. This
+    accepts exactly what jsonschema would accept for it; anything else (a wrong type, a
+    missing field, any keyword beyond these) goes to jsonschema, which words the error.
+    """
+    if set(schema) - _NOTES - {"type", "properties", "required"} or schema.get("type") != "object":
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return None
+    kinds: dict[str, tuple[type, ...]] = {}
+    for key, spec in properties.items():
+        if not isinstance(spec, dict) or set(spec) - _NOTES - {"type"}:
+            return None
+        name = spec.get("type")
+        kind = _TYPES.get(name) if isinstance(name, str) else None
+        if kind is None:
+            return None
+        kinds[key] = kind
+    needed = tuple(required)
+
+    def accepts(value: dict[str, Any]) -> bool:
+        for key in needed:
+            if key not in value:
+                return False
+        for key, item in value.items():
+            kind = kinds.get(key)
+            if kind is not None and type(item) not in kind:
+                return False
+        return True
+
+    return accepts
+
+
 def _validator(schema: dict[str, Any]) -> Any:
     from jsonschema import validators  # type: ignore[import-untyped]
 
@@ -47,8 +91,11 @@ def _validator(schema: dict[str, Any]) -> Any:
         checker = cls(schema)
     except Exception:  # noqa: BLE001 - an invalid schema: the server validates its input
         return None
+    accepts = _fast_check(schema)
 
     def validate(value: dict[str, Any]) -> str | None:
+        if accepts is not None and accepts(value):
+            return None
         error = next(iter(checker.iter_errors(value)), None)
         if error is None:
             return None
@@ -97,8 +144,6 @@ def render_content(result: Any) -> str:
 
 def _handler(server: str, tool: str) -> Any:
     async def handler(params: JsonArguments, *, context: ToolContext) -> ToolResult[None]:
-        from mcp.shared.exceptions import MCPError
-
         connection = context.resources.get(McpConnections).get(server)
         try:
             result = await connection.call(tool, params.arguments)
@@ -109,7 +154,11 @@ def _handler(server: str, tool: str) -> Any:
             )
         except McpServerError as exc:
             return ToolResult.error(str(exc))
-        except MCPError as exc:
+        except Exception as exc:
+            from mcp.shared.exceptions import MCPError
+
+            if not isinstance(exc, MCPError):
+                raise
             return ToolResult.error(
                 f"{where(server, connection.server)} refused {tool!r}: {exc.message} "
                 f"(JSON-RPC error {exc.code})."
