@@ -51,7 +51,8 @@ if TYPE_CHECKING:
         SlicePolicy,
         SliceView,
     )
-    from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler, tool
+    from ._tool import Tool, ToolAnnotations, ToolExample, ToolHandler
+    from ._tool_decorator import tool
     from .errors import (
         ApprovalError,
         DeadlineExceededError,
@@ -150,7 +151,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": ".hookspecs",
     "json_schema_params": "._json_params",
     "normalize_path": ".filesystem",
-    "tool": "._tool",
+    "tool": "._tool_decorator",
 }
 
 __all__ = [
