@@ -12,7 +12,7 @@ from ._arguments import ArgumentParser, Arguments
 from ._call_lock import CallLock
 from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked, ToolLog
-from ._result import ToolResult
+from ._result import ToolResult, render_once
 from .errors import ApprovalError, HaversackError, PromptEvaluationError, ToolValidationError
 from .filesystem._protocol import Snapshottable
 
@@ -583,7 +583,7 @@ class ToolExecutor:
                 CallOutcome.ERROR,
             )
         try:
-            rendered = outcome.render()
+            rendered = render_once(outcome)  # the text the log, the adapters and the CLI send
         except Exception as exc:  # noqa: BLE001 - a broken render() is the tool's failure
             return self._fail(
                 call,
@@ -662,7 +662,7 @@ class ToolExecutor:
             params=call.params,
             arguments=call.arguments,
             result=result,
-            rendered=result.render() if rendered is None else rendered,
+            rendered=render_once(result) if rendered is None else rendered,
             outcome=outcome,
             call_id=call.call_id,
             duration_s=time.perf_counter() - call.start,
