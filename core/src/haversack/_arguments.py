@@ -29,19 +29,28 @@ _EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
 class ArgumentParser:
     """Parses the arguments of one tool into its params; raises ``ToolValidationError``."""
 
-    __slots__ = ("_heading", "_params_type")
+    __slots__ = ("_heading", "_params_type", "_validate_json")
 
     def __init__(self, tool: Tool[Any, Any]) -> None:
         self._params_type = tool.params_type
         self._heading = f"Invalid arguments for {tool.name!r}"
+        self._validate_json: Any = None
         if self._params_type is not None:
-            prepare(self._params_type)
+            validator = prepare(self._params_type)
+            if validator is not None:
+                self._validate_json = validator.validate_json
 
     def __call__(self, arguments: Arguments) -> Any:
         params_type = self._params_type
         if params_type is None:
             _refuse_unless_empty(arguments, self._heading)
             return None
+        if type(arguments) is str and self._validate_json is not None:
+            # JSON text, the usual case: what parse_as does with it, minus its dispatch.
+            try:
+                return self._validate_json(arguments, strict=True)
+            except Exception:  # noqa: BLE001 - parse_as validates again and words the refusal
+                return parse_as(params_type, arguments, self._heading)
         return parse_as(params_type, {} if arguments is None else arguments, self._heading)
 
 

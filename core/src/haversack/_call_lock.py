@@ -76,7 +76,7 @@ def _resolve(future: asyncio.Future[None] | None) -> None:
 class CallLock:
     """Readers share, a writer holds it alone; one first-come, first-served line for both."""
 
-    __slots__ = ("_mutex", "_queue", "_readers", "_self", "_who", "_writing")
+    __slots__ = ("_alone", "_mutex", "_queue", "_readers", "_self", "_who", "_writing")
 
     def __init__(self, owner: str) -> None:
         self._mutex = threading.Lock()
@@ -84,6 +84,7 @@ class CallLock:
         self._writing = False
         self._queue: deque[_Waiter] = deque()
         self._self = id(self)
+        self._alone = frozenset({self._self})  # what _IN_CALL holds in a call of no other
         self._who = owner
 
     @property
@@ -96,15 +97,18 @@ class CallLock:
         """How many calls wait in line for the lock now."""
         return len(self._queue)
 
-    def _not_nested(self) -> frozenset[int]:
+    def _inside(self) -> frozenset[int]:
+        """What ``_IN_CALL`` holds during this call; refuses a call nested in one of ours."""
         active = _IN_CALL.get()
+        if not active:
+            return self._alone
         if self._self in active:
             raise ResourceError(
                 f"A tool call on {self._who} was made from inside another call of the same "
                 "executor; tool calls do not nest (return a result and let the model call "
                 "the next tool)."
             )
-        return active
+        return active | self._alone
 
     def _take(self, shared: bool) -> bool:
         """Take the lock if nobody waits and the holders allow it (the mutex is held)."""
@@ -123,7 +127,7 @@ class CallLock:
     def acquire(self, shared: bool) -> InCall:
         """Take the lock for a call made with ``execute`` (blocking); give it back with
         :meth:`release`. ``shared``: the call is read-only."""
-        active = self._not_nested()
+        inside = self._alone if not _IN_CALL.get() else self._inside()
         with self._mutex:
             if self._take(shared):
                 waiter = None
@@ -142,11 +146,11 @@ class CallLock:
             except BaseException:  # interrupted while in line: leave it, or give the grant back
                 self._leave_line(waiter)
                 raise
-        return _IN_CALL.set(active | {self._self})
+        return _IN_CALL.set(inside)
 
     async def aacquire(self, shared: bool) -> InCall:
         """Take the lock for a call made with ``aexecute``, waiting without blocking the loop."""
-        active = self._not_nested()
+        inside = self._inside()
         with self._mutex:
             if self._take(shared):
                 waiter = None
@@ -163,14 +167,18 @@ class CallLock:
             except BaseException:  # cancelled while in line: leave it, or give the grant back
                 self._leave_line(waiter)
                 raise
-        return _IN_CALL.set(active | {self._self})
+        return _IN_CALL.set(inside)
 
     def release(self, shared: bool, token: InCall) -> None:
         """Give back the lock taken by :meth:`acquire` or :meth:`aacquire`."""
         _IN_CALL.reset(token)
         with self._mutex:
-            self._give_back(shared)
-            self._grant()
+            if shared:
+                self._readers -= 1
+            else:
+                self._writing = False
+            if self._queue:
+                self._grant()
 
     def _leave_line(self, waiter: _Waiter) -> None:
         with self._mutex:

@@ -29,12 +29,13 @@ if TYPE_CHECKING:
 __all__ = ["ToolExecutor"]
 
 _NO_SNAPSHOTTABLES: tuple[Snapshottable, ...] = ()
+_clock = time.perf_counter
 
 
 class _Entry:
     """What the executor knows of one tool before any call, built when it is created."""
 
-    __slots__ = ("parse", "policies", "shared", "tool")
+    __slots__ = ("context", "parse", "policies", "shared", "tool")
 
     def __init__(self, tool: Tool[Any, Any], policies: tuple[ToolPolicy, ...]) -> None:
         self.tool = tool
@@ -42,6 +43,8 @@ class _Entry:
         self.policies = policies
         # Read-only calls share the call lock and take no snapshot.
         self.shared = tool.annotations.read_only
+        # The context of this tool's calls without a call id: immutable, so built once.
+        self.context: ToolContext | None = None
 
 
 class _Call:
@@ -66,7 +69,7 @@ class _Call:
     def __init__(
         self, entry: _Entry | None, name: object, arguments: Arguments, call_id: str | None
     ) -> None:
-        self.start = time.perf_counter()
+        self.start = _clock()
         self.entry = entry
         self.name = name
         self.arguments = arguments
@@ -90,7 +93,7 @@ class _Restore:
     def __init__(self, session: Session, resources: tuple[Snapshottable, ...]) -> None:
         self.session = session
         self.session_snapshot: SessionSnapshot = session.snapshot()
-        self.resources = [(r, r.snapshot()) for r in resources]
+        self.resources = [(resource, resource.snapshot()) for resource in resources]
 
     def __call__(self) -> None:
         # Every restore is attempted even if one fails; the session's cannot fail.
@@ -198,10 +201,6 @@ class ToolExecutor:
         # Bounded by default (the newest calls, previews): a long session's memory stays flat.
         (log if log is not None else ToolLog()).install(session)
 
-    def _snapshottables(self) -> tuple[Snapshottable, ...]:
-        fixed = self._fixed_snapshottables
-        return fixed if fixed is not None else self.resources.snapshottables()
-
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
         """Close the resources this executor opened (idempotent)."""
@@ -224,11 +223,12 @@ class ToolExecutor:
         whose ``value`` is a :class:`~haversack.PendingApproval`; see :meth:`resume`.
         """
         call = self._call(name, arguments, call_id)
-        held = self._lock.acquire(call.shared)
+        shared = call.shared
+        held = self._lock.acquire(shared)
         try:
             return self._run(call)
         finally:
-            self._lock.release(call.shared, held)
+            self._lock.release(shared, held)
 
     async def aexecute(
         self, name: str, arguments: Arguments = None, *, call_id: str | None = None
@@ -323,8 +323,8 @@ class ToolExecutor:
         if early is not None:
             return early
         try:
-            outcome = self._invoke(call)
-            if _is_awaitable(outcome):
+            outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
+            if hasattr(outcome, "__await__"):
                 outcome = _run_to_completion(outcome)
         except BaseException as exc:  # noqa: BLE001 - mapped by _end
             return self._end(call, None, exc)
@@ -335,8 +335,8 @@ class ToolExecutor:
         if early is not None:
             return early
         try:
-            outcome = self._invoke(call)
-            if _is_awaitable(outcome):
+            outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
+            if hasattr(outcome, "__await__"):
                 outcome = await outcome
         except BaseException as exc:  # noqa: BLE001 - mapped by _end
             return self._end(call, None, exc)
@@ -445,7 +445,12 @@ class ToolExecutor:
                 ToolResult.error(f"Tool {tool.name!r} has no handler and cannot be run."),
                 CallOutcome.ERROR,
             )
-        self._open_scope(call)
+        if call.shared:
+            self._open_shared_scope(call)
+        else:
+            scope = self.resources.tool_call()
+            scope.__enter__()
+            call.scope = scope
         try:
             early = self._enter(call)
         except BaseException as exc:
@@ -462,7 +467,11 @@ class ToolExecutor:
         tool = entry.tool
         if not entry.shared:
             try:
-                call.restore = _Restore(self.session, self._snapshottables())
+                fixed = self._fixed_snapshottables
+                call.restore = _Restore(
+                    self.session,
+                    fixed if fixed is not None else self.resources.snapshottables(),
+                )
             except Exception as exc:  # noqa: BLE001 - no snapshot, no call
                 return self._fail(
                     call,
@@ -470,15 +479,25 @@ class ToolExecutor:
                     f"({type(exc).__name__}: {exc}).",
                     CallOutcome.ERROR,
                 )
-        call.context = ToolContext(
-            prompt=self.prompt,
-            rendered_prompt=self.rendered_prompt,
-            session=self.session,
-            resources=self.resources,
-            deadline=self.deadline,
-            tool=tool,
-            call_id=call.call_id,
-        )
+        context = entry.context if call.call_id is None else None
+        if (
+            context is None
+            or context.session is not self.session
+            or context.resources is not self.resources
+            or context.deadline is not self.deadline
+        ):
+            context = ToolContext(
+                self.prompt,
+                self.rendered_prompt,
+                self.session,
+                self.resources,
+                self.deadline,
+                tool,
+                call.call_id,
+            )
+            if call.call_id is None:
+                entry.context = context
+        call.context = context
         asked: tuple[str, str] | None = None
         for policy in entry.policies:
             try:
@@ -505,14 +524,6 @@ class ToolExecutor:
             return self._hold(call, *asked)
         return None
 
-    @staticmethod
-    def _invoke(call: _Call) -> Any:
-        tool = call.tool
-        assert tool is not None
-        assert tool.handler is not None
-        assert call.context is not None
-        return tool.handler(call.params, context=call.context)
-
     def _end(self, call: _Call, outcome: Any, error: BaseException | None) -> ToolResult[Any]:
         """Everything after the handler: record or roll back, publish, close the scope."""
         try:
@@ -520,24 +531,27 @@ class ToolExecutor:
                 # Overlapping readers record one at a time: a reader whose recording fails
                 # restores the session, which must not take another reader's records along.
                 with self._commit:
-                    result = self._settle(call, outcome, error)
+                    result = (
+                        self._finish(call, outcome)
+                        if error is None
+                        else self._handler_raised(call, error)
+                    )
+            elif error is None:
+                result = self._finish(call, outcome)
             else:
-                result = self._settle(call, outcome, error)
+                result = self._handler_raised(call, error)
         except BaseException as exc:
             self._close_scope(call, exc)
             raise
-        self._close_scope(call, None)
+        scope = call.scope
+        if isinstance(scope, _SharedScope):
+            self._close_scope(call, None)
+        elif scope is not None:
+            call.scope = None
+            scope.__exit__(None, None, None)
         return result
 
-    def _settle(self, call: _Call, outcome: Any, error: BaseException | None) -> ToolResult[Any]:
-        return self._finish(call, outcome) if error is None else self._handler_raised(call, error)
-
-    def _open_scope(self, call: _Call) -> None:
-        if not call.shared:
-            scope = self.resources.tool_call()
-            scope.__enter__()
-            call.scope = scope
-            return
+    def _open_shared_scope(self, call: _Call) -> None:
         thread = threading.get_ident()
         with self._commit:
             shared = self._scopes.get(thread)
@@ -655,17 +669,18 @@ class ToolExecutor:
         rendered: str | None = None,
         tool_name: str | None = None,
     ) -> ToolResult[Any]:
+        prompt = self.prompt
         event = ToolInvoked(
-            prompt_ns=self.prompt.ns,
-            prompt_key=self.prompt.key,
-            tool_name=tool_name if tool_name is not None else call.tool.name,  # type: ignore[union-attr]
-            params=call.params,
-            arguments=call.arguments,
-            result=result,
-            rendered=render_once(result) if rendered is None else rendered,
-            outcome=outcome,
-            call_id=call.call_id,
-            duration_s=time.perf_counter() - call.start,
+            prompt.ns,
+            prompt.key,
+            tool_name if tool_name is not None else call.tool.name,  # type: ignore[union-attr]
+            call.params,
+            call.arguments,
+            result,
+            render_once(result) if rendered is None else rendered,
+            outcome,
+            call.call_id,
+            _clock() - call.start,
         )
         if call.shared:
             with self._commit:  # see _end: a reader's rollback must not meet this dispatch
@@ -678,16 +693,12 @@ class ToolExecutor:
 async def _handle(call: _Call) -> tuple[Any, BaseException | None]:
     """Run one handler of a concurrent batch; what it raised is returned, to map in order."""
     try:
-        outcome = ToolExecutor._invoke(call)
-        if _is_awaitable(outcome):
+        outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
+        if hasattr(outcome, "__await__"):
             outcome = await outcome
     except BaseException as exc:  # noqa: BLE001 - mapped by _end, in order
         return None, exc
     return outcome, None
-
-
-def _is_awaitable(value: object) -> bool:
-    return hasattr(value, "__await__")
 
 
 def _run_to_completion(awaitable: Any) -> Any:

@@ -39,7 +39,8 @@ class ValueSet(Set[str]):
 
     def add(self, value: str) -> ValueSet:
         """This set with ``value`` (``self`` when it is already there)."""
-        _check(value)
+        if type(value) is not str:
+            _check(value)
         if value in self._map:
             return self
         grown = ValueSet.__new__(ValueSet)
@@ -97,11 +98,15 @@ def add_policy_value(session: Session, policy: str, value: str) -> None:
     current = session._items(PolicyState)
     for index, state in enumerate(current):
         if state.policy == policy:
-            grown = state.values.add(value)
-            if grown is not state.values:
+            values = state.values
+            grown = values.add(value)
+            if grown is not values:
+                changed = PolicyState(policy, grown)
                 session._seed(
                     PolicyState,
-                    (*current[:index], PolicyState(policy, grown), *current[index + 1 :]),
+                    (changed,)
+                    if len(current) == 1
+                    else (*current[:index], changed, *current[index + 1 :]),
                 )
             return
     session._seed(PolicyState, (*current, PolicyState(policy, _no_values().add(value))))

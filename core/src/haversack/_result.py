@@ -54,7 +54,10 @@ class ToolResult(Generic[ResultT]):
 def render_once(result: ToolResult[Any]) -> str:
     """Render ``result`` now and keep the text on it: what :meth:`ToolResult.render` returns
     from then on. The executor calls this once per call."""
-    text = _compose(result)
+    if result.exclude_value_from_context or result.value is None:
+        text = result.message
+    else:
+        text = _compose(result)
     object.__setattr__(result, "_text", text)
     return text
 

@@ -42,8 +42,17 @@ def _without_none(value: Any) -> Any:
         out = {}
         for name in names:
             item = getattr(value, name)
-            if item is not None:
-                out[name] = _without_none(item)
+            if item is None:
+                continue
+            field_kind = type(item)
+            out[name] = (
+                item
+                if field_kind is str
+                or field_kind is int
+                or field_kind is float
+                or field_kind is bool
+                else _without_none(item)
+            )
         return out
     if isinstance(value, str | int | float | bool):
         return value

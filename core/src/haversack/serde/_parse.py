@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from haversack.errors import ToolValidationError
 
 from ._core import validator_for
+
+if TYPE_CHECKING:
+    from pydantic_core import SchemaValidator
 
 __all__ = ["parse", "parse_as", "prepare"]
 
@@ -63,16 +66,17 @@ def parse_as(tp: type[T], data: str | bytes | Mapping[str, Any], heading: str) -
         raise _translate(exc, tp, heading) from None
 
 
-def prepare(tp: type[Any]) -> None:
+def prepare(tp: type[Any]) -> SchemaValidator | None:
     """Build now what parsing ``tp`` needs (its validator, the mapping fast path's field
-    kinds), so that the first call pays nothing; a type pydantic refuses is left for that
-    call to report."""
+    kinds), so that the first call pays nothing; returns the validator. A type pydantic
+    refuses gives ``None``: parsing it reports the problem, as it would have without this."""
     try:
-        validator_for(tp)
-    except Exception:  # noqa: BLE001 - the call reports it, as it would have without this
-        return
+        validator = validator_for(tp)
+    except Exception:  # noqa: BLE001 - the call reports it
+        return None
     if tp not in _fast_kinds:
         _fast_kinds[tp] = _kinds_of(tp)
+    return validator
 
 
 def _json_invalid(exc: Any) -> bool:
