@@ -67,7 +67,7 @@ def _via_json(tp: type[Any], data: Any) -> tuple[str, Any]:
     try:
         text = json.dumps(data, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        return "error", (f"Arguments are not JSON data: {exc}.", None)
+        return "error", (f"Invalid arguments: they are not JSON data ({exc}).", None)
     return _outcome(tp, text)
 
 

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from ._tool import ToolAnnotations as ToolAnnotations
     from ._tool import ToolExample as ToolExample
     from ._tool import ToolHandler as ToolHandler
-    from ._tool import tool as tool
+    from ._tool_decorator import tool as tool
     from .errors import ApprovalError as ApprovalError
     from .errors import DeadlineExceededError as DeadlineExceededError
     from .errors import HaversackError as HaversackError
@@ -163,7 +163,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": ".hookspecs",
     "json_schema_params": "._json_params",
     "normalize_path": ".filesystem",
-    "tool": "._tool",
+    "tool": "._tool_decorator",
 }
 
 # Derived from the table so there is no third list to keep. Hidden from type checkers: an

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from . import serde
-from ._call_lock import Turns
+from ._arguments import ArgumentParser, Arguments
+from ._call_lock import CallLock
 from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked, ToolLog
-from ._result import ToolResult
+from ._result import ToolResult, render_once
 from .errors import ApprovalError, HaversackError, PromptEvaluationError, ToolValidationError
 from .filesystem._protocol import Snapshottable
 
@@ -22,15 +22,29 @@ if TYPE_CHECKING:
     from ._policy import ToolPolicy
     from ._prompt import RenderedPrompt
     from ._resources import ResourceRegistry, Resources
+    from ._resources._live import ToolCallScope
     from ._session import Session, SessionSnapshot
     from ._tool import Tool
 
 __all__ = ["ToolExecutor"]
 
-Arguments = str | bytes | Mapping[str, Any] | None
-
-_EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
 _NO_SNAPSHOTTABLES: tuple[Snapshottable, ...] = ()
+_clock = time.perf_counter
+
+
+class _Entry:
+    """What the executor knows of one tool before any call, built when it is created."""
+
+    __slots__ = ("context", "parse", "policies", "shared", "tool")
+
+    def __init__(self, tool: Tool[Any, Any], policies: tuple[ToolPolicy, ...]) -> None:
+        self.tool = tool
+        self.parse = ArgumentParser(tool)
+        self.policies = policies
+        # Read-only calls share the call lock and take no snapshot.
+        self.shared = tool.annotations.read_only
+        # The context of this tool's calls without a call id: immutable, so built once.
+        self.context: ToolContext | None = None
 
 
 class _Call:
@@ -41,21 +55,32 @@ class _Call:
         "arguments",
         "call_id",
         "context",
+        "entry",
+        "name",
         "params",
         "restore",
         "result",
+        "scope",
+        "shared",
         "start",
         "tool",
     )
 
-    def __init__(self, arguments: Arguments, call_id: str | None) -> None:
+    def __init__(
+        self, entry: _Entry | None, name: object, arguments: Arguments, call_id: str | None
+    ) -> None:
+        self.start = _clock()
+        self.entry = entry
+        self.name = name
         self.arguments = arguments
         self.call_id = call_id
-        self.start = time.perf_counter()
-        self.tool: Tool[Any, Any] | None = None
+        # An unknown tool changes nothing (its call is only logged): it needs no turn alone.
+        self.shared = entry is None or entry.shared
+        self.tool: Tool[Any, Any] | None = None if entry is None else entry.tool
         self.params: Any = None
         self.context: ToolContext | None = None
         self.restore: _Restore | None = None
+        self.scope: ToolCallScope | _SharedScope | None = None
         self.approved = False  # a human approved: policies that ask are answered
         self.result: ToolResult[Any] | None = None  # decided without running (a denial)
 
@@ -68,7 +93,7 @@ class _Restore:
     def __init__(self, session: Session, resources: tuple[Snapshottable, ...]) -> None:
         self.session = session
         self.session_snapshot: SessionSnapshot = session.snapshot()
-        self.resources = [(r, r.snapshot()) for r in resources]
+        self.resources = [(resource, resource.snapshot()) for resource in resources]
 
     def __call__(self) -> None:
         # Every restore is attempted even if one fails; the session's cannot fail.
@@ -88,6 +113,21 @@ class _Restore:
             ) from error
 
 
+class _SharedScope:
+    """One tool-call resource scope shared by the read-only calls in flight in one thread.
+
+    A scope is per thread and does not nest, while asyncio readers overlap in one thread:
+    the first reader opens it, the last one closes it.
+    """
+
+    __slots__ = ("scope", "thread", "users")
+
+    def __init__(self, scope: ToolCallScope, thread: int) -> None:
+        self.scope = scope
+        self.thread = thread
+        self.users = 0
+
+
 class ToolExecutor:
     """Runs tool calls of a rendered prompt against one session, transactionally.
 
@@ -103,8 +143,9 @@ class ToolExecutor:
     can act on. Only :class:`PromptEvaluationError` (including an expired deadline) is
     raised, after the restore, because it ends the evaluation.
 
-    Calls take turns (threads wait, ``aexecute`` tasks queue), because a failing call's
-    restore would otherwise undo another call's committed work; see :mod:`haversack._call_lock`.
+    Calls of tools annotated ``read_only`` may run at the same time (threads, and
+    ``aexecute`` tasks); any other call runs alone, because a failing call's restore would
+    otherwise undo another call's committed work; see :mod:`haversack._call_lock`.
 
     ``resources`` may be live resources the caller manages, or ``None`` to open the
     prompt's own registry; resources the executor opened are closed by :meth:`close`
@@ -140,20 +181,25 @@ class ToolExecutor:
             # Every singleton now exists, so the snapshottables are fixed: find them once.
             self._fixed_snapshottables = resources.snapshottables()
         self.resources: Resources = resources
+        # Parsers (and the validators under them) are built now, not by each tool's first call.
+        self._entries = {
+            tool.name: _Entry(tool, rendered_prompt.policies_for(tool.name))
+            for tool in rendered_prompt.tools
+        }
         # A policy object attached in two places still records each call once.
         unique: dict[int, ToolPolicy] = {}
         for policy in rendered_prompt.policies:
             unique.setdefault(id(policy), policy)
         self._recorders: tuple[ToolPolicy, ...] = tuple(unique.values())
-        self._turns = Turns(f"the executor of prompt {self.prompt.ns}/{self.prompt.key}")
+        self._lock = CallLock(f"the executor of prompt {self.prompt.ns}/{self.prompt.key}")
+        # Held by read-only calls while they record and publish (they may overlap), and by
+        # anyone changing the pending approvals or the shared resource scopes.
+        self._commit = threading.RLock()
+        self._scopes: dict[int, _SharedScope] = {}
         self._pending: dict[str, PendingApproval] = {}
         self._anonymous = 0
         # Bounded by default (the newest calls, previews): a long session's memory stays flat.
         (log if log is not None else ToolLog()).install(session)
-
-    def _snapshottables(self) -> tuple[Snapshottable, ...]:
-        fixed = self._fixed_snapshottables
-        return fixed if fixed is not None else self.resources.snapshottables()
 
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
@@ -176,33 +222,27 @@ class ToolExecutor:
         use :meth:`aexecute`. A call a policy holds for approval returns a failed result
         whose ``value`` is a :class:`~haversack.PendingApproval`; see :meth:`resume`.
         """
-        turn = self._turns.enter()
+        call = self._call(name, arguments, call_id)
+        shared = call.shared
+        held = self._lock.acquire(shared)
         try:
-            # _run's body, inlined: this is the benchmarked hot path.
-            call = _Call(arguments, call_id)
-            early = self._prepare(call, name)
-            if early is not None:
-                return early
-            with self.resources.tool_call():
-                denial = self._enter(call)
-                if denial is not None:
-                    return denial
-                try:
-                    outcome = self._call_handler(call)
-                    if _is_awaitable(outcome):
-                        outcome = _run_to_completion(outcome)
-                except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
-                    return self._handler_raised(call, exc)
-                return self._finish(call, outcome)
+            return self._run(call)
         finally:
-            self._turns.leave(turn)
+            self._lock.release(shared, held)
 
     async def aexecute(
         self, name: str, arguments: Arguments = None, *, call_id: str | None = None
     ) -> ToolResult[Any]:
-        """:meth:`execute` for asynchronous callers; sync and async handlers both work."""
-        async with self._turns.async_():
-            return await self._arun(_Call(arguments, call_id), name)
+        """:meth:`execute` for asynchronous callers; sync and async handlers both work.
+
+        Runs on the caller's event loop. Calls of read-only tools gathered together overlap.
+        """
+        call = self._call(name, arguments, call_id)
+        held = await self._lock.aacquire(call.shared)
+        try:
+            return await self._arun(call)
+        finally:
+            self._lock.release(call.shared, held)
 
     async def aexecute_many(
         self, calls: Sequence[tuple[str, Arguments, str | None]]
@@ -215,34 +255,35 @@ class ToolExecutor:
         to completion when started), then results are recorded and published in order.
         Otherwise the calls run one after another, exactly like :meth:`aexecute`.
         """
-        tools = [
-            self.rendered_prompt.tool(name) if isinstance(name, str) else None
-            for name, _, _ in calls
+        entries = [
+            self._entries.get(name) if isinstance(name, str) else None for name, _, _ in calls
         ]
-        if len(calls) < 2 or not all(t is not None and t.annotations.read_only for t in tools):
+        if len(calls) < 2 or not all(entry is not None and entry.shared for entry in entries):
             return [
                 await self.aexecute(name, arguments, call_id=cid) for name, arguments, cid in calls
             ]
         import asyncio
 
         results: list[ToolResult[Any] | None] = [None] * len(calls)
-        async with self._turns.async_():
-            with self.resources.tool_call():
-                ready: list[tuple[int, _Call]] = []
-                for index, (name, arguments, call_id) in enumerate(calls):
-                    call = _Call(arguments, call_id)
-                    early = self._prepare(call, name) or self._enter(call)
-                    if early is None:
-                        ready.append((index, call))
-                    else:
-                        results[index] = early
-                outcomes = await asyncio.gather(*(_handle(call) for _, call in ready))
-                for (index, call), (outcome, error) in zip(ready, outcomes, strict=True):
-                    results[index] = (
-                        self._handler_raised(call, error)
-                        if error is not None
-                        else self._finish(call, outcome)
-                    )
+        ready: list[tuple[int, _Call]] = []
+        held = await self._lock.aacquire(True)
+        try:
+            for index, (name, arguments, call_id) in enumerate(calls):
+                call = self._call(name, arguments, call_id)
+                early = self._begin(call)
+                if early is None:
+                    ready.append((index, call))
+                else:
+                    results[index] = early
+            outcomes = await asyncio.gather(*(_handle(call) for _, call in ready))
+            for (index, call), (outcome, error) in zip(ready, outcomes, strict=True):
+                results[index] = self._end(call, outcome, error)
+        except BaseException as exc:
+            for _, call in ready:  # the calls that never ended give their scope back
+                self._close_scope(call, exc)
+            raise
+        finally:
+            self._lock.release(True, held)
         return [result for result in results if result is not None]
 
     @property
@@ -259,63 +300,57 @@ class ToolExecutor:
         refused and nothing runs. Raises :class:`~haversack.ApprovalError` if no call
         ``call_id`` awaits approval.
         """
-        turn = self._turns.enter()
+        call = self._resumed(call_id, approval)
+        held = self._lock.acquire(call.shared)
         try:
-            call, name = self._resumed(call_id, approval)
-            if call.result is not None:
-                return call.result
-            return self._run(call, name)
+            return call.result if call.result is not None else self._run(call)
         finally:
-            self._turns.leave(turn)
+            self._lock.release(call.shared, held)
 
     async def aresume(self, call_id: str, approval: Approval) -> ToolResult[Any]:
         """:meth:`resume` for asynchronous callers."""
-        async with self._turns.async_():
-            call, name = self._resumed(call_id, approval)
-            if call.result is not None:
-                return call.result
-            return await self._arun(call, name)
+        call = self._resumed(call_id, approval)
+        held = await self._lock.aacquire(call.shared)
+        try:
+            return call.result if call.result is not None else await self._arun(call)
+        finally:
+            self._lock.release(call.shared, held)
 
-    def _run(self, call: _Call, name: str) -> ToolResult[Any]:
-        early = self._prepare(call, name)
+    # The one pipeline, driven two ways: the sync and async drivers differ only in how an
+    # awaitable handler result is awaited.
+    def _run(self, call: _Call) -> ToolResult[Any]:
+        early = self._begin(call)
         if early is not None:
             return early
-        with self.resources.tool_call():
-            denial = self._enter(call)
-            if denial is not None:
-                return denial
-            try:
-                outcome = self._call_handler(call)
-                if _is_awaitable(outcome):
-                    outcome = _run_to_completion(outcome)
-            except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
-                return self._handler_raised(call, exc)
-            return self._finish(call, outcome)
+        try:
+            outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
+            if hasattr(outcome, "__await__"):
+                outcome = _run_to_completion(outcome)
+        except BaseException as exc:  # noqa: BLE001 - mapped by _end
+            return self._end(call, None, exc)
+        return self._end(call, outcome, None)
 
-    async def _arun(self, call: _Call, name: str) -> ToolResult[Any]:
-        early = self._prepare(call, name)
+    async def _arun(self, call: _Call) -> ToolResult[Any]:
+        early = self._begin(call)
         if early is not None:
             return early
-        with self.resources.tool_call():
-            denial = self._enter(call)
-            if denial is not None:
-                return denial
-            try:
-                outcome = self._call_handler(call)
-                if _is_awaitable(outcome):
-                    outcome = await outcome
-            except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised
-                return self._handler_raised(call, exc)
-            return self._finish(call, outcome)
+        try:
+            outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
+            if hasattr(outcome, "__await__"):
+                outcome = await outcome
+        except BaseException as exc:  # noqa: BLE001 - mapped by _end
+            return self._end(call, None, exc)
+        return self._end(call, outcome, None)
 
     # ------------------------------------------------------------------ approval
-    def _resumed(self, call_id: str, approval: Approval) -> tuple[_Call, str]:
+    def _resumed(self, call_id: str, approval: Approval) -> _Call:
         """The call to run for ``approval``, or one whose ``result`` is already decided."""
         from ._approval import ApprovalVerdict
 
-        pending = self._pending.pop(call_id, None)
-        if pending is None:
+        with self._commit:
+            pending = self._pending.pop(call_id, None)
             waiting = ", ".join(repr(key) for key in self._pending) or "none"
+        if pending is None:
             raise ApprovalError(
                 f"No call {call_id!r} awaits approval on the executor of prompt "
                 f"{self.prompt.ns}/{self.prompt.key}; calls awaiting "
@@ -323,10 +358,8 @@ class ToolExecutor:
             )
         name = pending.tool_name
         verdict = approval.verdict
-        if verdict is ApprovalVerdict.EDIT:
-            call = _Call(approval.arguments, call_id)
-        else:
-            call = _Call(pending.arguments, call_id)
+        arguments = approval.arguments if verdict is ApprovalVerdict.EDIT else pending.arguments
+        call = self._call(name, arguments, call_id)
         call.approved = True
         if verdict is ApprovalVerdict.DENY:
             message = f"The call of {name!r} was not approved: {approval.reason}"
@@ -341,11 +374,11 @@ class ToolExecutor:
                 "approval."
             )
         else:
-            return call, name
+            return call
         call.result = self._publish(
             call, ToolResult.error(message), CallOutcome.DENIED, tool_name=name
         )
-        return call, name
+        return call
 
     def _hold(self, call: _Call, policy: str, reason: str) -> ToolResult[Any]:
         """Keep the call for a human's answer: nothing ran, so roll back the snapshot."""
@@ -354,20 +387,21 @@ class ToolExecutor:
         tool = call.tool
         assert tool is not None
         self._rollback(call)
-        if call.call_id is None:
-            self._anonymous += 1
-            call.call_id = f"pending-{self._anonymous}"
-        pending = PendingApproval(
-            call_id=call.call_id,
-            tool_name=tool.name,
-            arguments=call.arguments,
-            arguments_hash=arguments_hash(call.arguments),
-            policy=policy,
-            reason=reason,
-        )
-        # The same call id asked again (say, with new arguments) replaces the old request.
-        self._pending.pop(call.call_id, None)
-        self._pending[call.call_id] = pending
+        with self._commit:
+            if call.call_id is None:
+                self._anonymous += 1
+                call.call_id = f"pending-{self._anonymous}"
+            pending = PendingApproval(
+                call_id=call.call_id,
+                tool_name=tool.name,
+                arguments=call.arguments,
+                arguments_hash=arguments_hash(call.arguments),
+                policy=policy,
+                reason=reason,
+            )
+            # The same call id asked again (say, with new arguments) replaces the old request.
+            self._pending.pop(call.call_id, None)
+            self._pending[call.call_id] = pending
         result: ToolResult[Any] = ToolResult.error(
             f"Tool {tool.name!r} was not run: it needs a human's approval (policy "
             f"{policy!r}: {reason}).",
@@ -376,29 +410,27 @@ class ToolExecutor:
         return self._publish(call, result, CallOutcome.PENDING)
 
     # ------------------------------------------------------------------ pipeline
-    def _prepare(self, call: _Call, name: str) -> ToolResult[Any] | None:
-        """Look up, parse, check the deadline, snapshot and ask the policies."""
-        tool = self.rendered_prompt.tool(name) if isinstance(name, str) else None
-        if tool is None:
+    def _call(self, name: object, arguments: Arguments, call_id: str | None) -> _Call:
+        entry = self._entries.get(name) if isinstance(name, str) else None
+        return _Call(entry, name, arguments, call_id)
+
+    def _begin(self, call: _Call) -> ToolResult[Any] | None:
+        """Everything before the handler: parse, check the deadline, open the tool-call
+        scope, snapshot and ask the policies. Returns the result of a call that ends here."""
+        entry = call.entry
+        if entry is None:
             names = ", ".join(t.name for t in self.rendered_prompt.tools) or "none"
             return self._publish(
                 call,
-                ToolResult.error(f"Unknown tool {name!r}. Available tools: {names}."),
+                ToolResult.error(f"Unknown tool {call.name!r}. Available tools: {names}."),
                 CallOutcome.INVALID,
-                tool_name=str(name),
+                tool_name=str(call.name),
             )
-        call.tool = tool
+        tool = entry.tool
         try:
-            call.params = _parse_arguments(tool, call.arguments)
+            call.params = entry.parse(call.arguments)
         except ToolValidationError as exc:
-            return self._publish(
-                call,
-                ToolResult.error(
-                    f"Invalid arguments for {tool.name!r}: "
-                    + exc.message.removeprefix("Invalid arguments: ")
-                ),
-                CallOutcome.INVALID,
-            )
+            return self._publish(call, ToolResult.error(exc.message), CallOutcome.INVALID)
         deadline = self.deadline
         if deadline is not None and deadline.expired:
             self._publish(
@@ -413,15 +445,33 @@ class ToolExecutor:
                 ToolResult.error(f"Tool {tool.name!r} has no handler and cannot be run."),
                 CallOutcome.ERROR,
             )
-        return None
+        if call.shared:
+            self._open_shared_scope(call)
+        else:
+            scope = self.resources.tool_call()
+            scope.__enter__()
+            call.scope = scope
+        try:
+            early = self._enter(call)
+        except BaseException as exc:
+            self._close_scope(call, exc)
+            raise
+        if early is not None:
+            self._close_scope(call, None)
+        return early
 
     def _enter(self, call: _Call) -> ToolResult[Any] | None:
         """Inside the tool-call resource scope: snapshot, build the context, run policies."""
-        tool = call.tool
-        assert tool is not None
-        if not tool.annotations.read_only:
+        entry = call.entry
+        assert entry is not None
+        tool = entry.tool
+        if not entry.shared:
             try:
-                call.restore = _Restore(self.session, self._snapshottables())
+                fixed = self._fixed_snapshottables
+                call.restore = _Restore(
+                    self.session,
+                    fixed if fixed is not None else self.resources.snapshottables(),
+                )
             except Exception as exc:  # noqa: BLE001 - no snapshot, no call
                 return self._fail(
                     call,
@@ -429,17 +479,27 @@ class ToolExecutor:
                     f"({type(exc).__name__}: {exc}).",
                     CallOutcome.ERROR,
                 )
-        call.context = ToolContext(
-            prompt=self.prompt,
-            rendered_prompt=self.rendered_prompt,
-            session=self.session,
-            resources=self.resources,
-            deadline=self.deadline,
-            tool=tool,
-            call_id=call.call_id,
-        )
+        context = entry.context if call.call_id is None else None
+        if (
+            context is None
+            or context.session is not self.session
+            or context.resources is not self.resources
+            or context.deadline is not self.deadline
+        ):
+            context = ToolContext(
+                self.prompt,
+                self.rendered_prompt,
+                self.session,
+                self.resources,
+                self.deadline,
+                tool,
+                call.call_id,
+            )
+            if call.call_id is None:
+                entry.context = context
+        call.context = context
         asked: tuple[str, str] | None = None
-        for policy in self.rendered_prompt.policies_for(tool.name):
+        for policy in entry.policies:
             try:
                 decision = policy.check(tool, call.params, context=call.context)
             except PromptEvaluationError as exc:
@@ -464,12 +524,58 @@ class ToolExecutor:
             return self._hold(call, *asked)
         return None
 
-    @staticmethod
-    def _call_handler(call: _Call) -> Any:
-        assert call.tool is not None
-        assert call.tool.handler is not None
-        assert call.context is not None
-        return call.tool.handler(call.params, context=call.context)
+    def _end(self, call: _Call, outcome: Any, error: BaseException | None) -> ToolResult[Any]:
+        """Everything after the handler: record or roll back, publish, close the scope."""
+        try:
+            if call.shared:
+                # Overlapping readers record one at a time: a reader whose recording fails
+                # restores the session, which must not take another reader's records along.
+                with self._commit:
+                    result = (
+                        self._finish(call, outcome)
+                        if error is None
+                        else self._handler_raised(call, error)
+                    )
+            elif error is None:
+                result = self._finish(call, outcome)
+            else:
+                result = self._handler_raised(call, error)
+        except BaseException as exc:
+            self._close_scope(call, exc)
+            raise
+        scope = call.scope
+        if isinstance(scope, _SharedScope):
+            self._close_scope(call, None)
+        elif scope is not None:
+            call.scope = None
+            scope.__exit__(None, None, None)
+        return result
+
+    def _open_shared_scope(self, call: _Call) -> None:
+        thread = threading.get_ident()
+        with self._commit:
+            shared = self._scopes.get(thread)
+            if shared is None:
+                opened = self.resources.tool_call()
+                opened.__enter__()
+                shared = self._scopes[thread] = _SharedScope(opened, thread)
+            shared.users += 1
+        call.scope = shared
+
+    def _close_scope(self, call: _Call, exc: BaseException | None) -> None:
+        scope, call.scope = call.scope, None
+        if scope is None:
+            return
+        kind = None if exc is None else type(exc)
+        if isinstance(scope, _SharedScope):
+            with self._commit:
+                scope.users -= 1
+                if scope.users:
+                    return
+                del self._scopes[scope.thread]
+            scope.scope.__exit__(kind, exc, None)
+        else:
+            scope.__exit__(kind, exc, None)
 
     def _finish(self, call: _Call, outcome: Any) -> ToolResult[Any]:
         tool = call.tool
@@ -491,7 +597,7 @@ class ToolExecutor:
                 CallOutcome.ERROR,
             )
         try:
-            rendered = outcome.render()
+            rendered = render_once(outcome)  # the text the log, the adapters and the CLI send
         except Exception as exc:  # noqa: BLE001 - a broken render() is the tool's failure
             return self._fail(
                 call,
@@ -563,63 +669,36 @@ class ToolExecutor:
         rendered: str | None = None,
         tool_name: str | None = None,
     ) -> ToolResult[Any]:
+        prompt = self.prompt
         event = ToolInvoked(
-            prompt_ns=self.prompt.ns,
-            prompt_key=self.prompt.key,
-            tool_name=tool_name if tool_name is not None else call.tool.name,  # type: ignore[union-attr]
-            params=call.params,
-            arguments=call.arguments,
-            result=result,
-            rendered=result.render() if rendered is None else rendered,
-            outcome=outcome,
-            call_id=call.call_id,
-            duration_s=time.perf_counter() - call.start,
+            prompt.ns,
+            prompt.key,
+            tool_name if tool_name is not None else call.tool.name,  # type: ignore[union-attr]
+            call.params,
+            call.arguments,
+            result,
+            render_once(result) if rendered is None else rendered,
+            outcome,
+            call.call_id,
+            _clock() - call.start,
         )
-        self.session.dispatch(event)
+        if call.shared:
+            with self._commit:  # see _end: a reader's rollback must not meet this dispatch
+                self.session.dispatch(event)
+        else:
+            self.session.dispatch(event)
         return result
-
-
-def _parse_arguments(tool: Tool[Any, Any], arguments: Arguments) -> Any:
-    if tool.params_type is None:
-        if arguments is None or arguments == {}:
-            return None
-        if isinstance(arguments, str | bytes):
-            text = arguments.decode(errors="replace") if isinstance(arguments, bytes) else arguments
-            if text.strip() in _EMPTY_ARGUMENTS:
-                return None
-            try:
-                decoded = json.loads(text)
-            except (ValueError, RecursionError):  # deep nesting overflows the C decoder's stack
-                decoded = ...
-            # Any spelling of an empty object ("{ }", "{\n}") means "no arguments".
-            if decoded is None or decoded == {}:
-                return None
-        raise ToolValidationError(
-            f"this tool takes no arguments, got {_preview(arguments)}; call it with {{}}."
-        )
-    if arguments is None:
-        arguments = {}
-    return serde.parse(tool.params_type, arguments)
-
-
-def _preview(arguments: Arguments) -> str:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments, default=repr)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 async def _handle(call: _Call) -> tuple[Any, BaseException | None]:
     """Run one handler of a concurrent batch; what it raised is returned, to map in order."""
     try:
-        outcome = ToolExecutor._call_handler(call)
-        if _is_awaitable(outcome):
+        outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
+        if hasattr(outcome, "__await__"):
             outcome = await outcome
-    except BaseException as exc:  # noqa: BLE001 - mapped by _handler_raised, in order
+    except BaseException as exc:  # noqa: BLE001 - mapped by _end, in order
         return None, exc
     return outcome, None
-
-
-def _is_awaitable(value: object) -> bool:
-    return hasattr(value, "__await__")
 
 
 def _run_to_completion(awaitable: Any) -> Any:

@@ -39,7 +39,8 @@ class ValueSet(Set[str]):
 
     def add(self, value: str) -> ValueSet:
         """This set with ``value`` (``self`` when it is already there)."""
-        _check(value)
+        if type(value) is not str:
+            _check(value)
         if value in self._map:
             return self
         grown = ValueSet.__new__(ValueSet)
@@ -93,16 +94,24 @@ def policy_values(session: Session, policy: str) -> ValueSet:
 
 def add_policy_value(session: Session, policy: str, value: str) -> None:
     """Record ``value`` for ``policy`` in ``session`` (O(log n); nothing if already there)."""
+    if type(value) is not str:
+        _check(value)
     # session._items / _seed: seed() without building a Slice and a Replace on every call.
     current = session._items(PolicyState)
     for index, state in enumerate(current):
         if state.policy == policy:
-            grown = state.values.add(value)
-            if grown is not state.values:
-                session._seed(
-                    PolicyState,
-                    (*current[:index], PolicyState(policy, grown), *current[index + 1 :]),
-                )
+            mapping = state.values._map
+            if value in mapping:
+                return
+            grown = ValueSet.__new__(ValueSet)  # ValueSet.add, minus its checks done above
+            grown._map = mapping.set(value, None)
+            changed = PolicyState(policy, grown)
+            session._seed(
+                PolicyState,
+                (changed,)
+                if len(current) == 1
+                else (*current[:index], changed, *current[index + 1 :]),
+            )
             return
     session._seed(PolicyState, (*current, PolicyState(policy, _no_values().add(value))))
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ToolResult", "render_value"]
+__all__ = ["ToolResult", "render_once", "render_value"]
 
 ResultT = TypeVar("ResultT")
 
@@ -27,6 +27,9 @@ class ToolResult(Generic[ResultT]):
     value: ResultT | None = None
     success: bool = True
     exclude_value_from_context: bool = False
+    # The text the executor rendered for the call that returned this result, kept so that
+    # the log, the adapters and the CLI send that very text instead of rendering it again.
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def ok(cls, value: ResultT | None = None, message: str = "OK") -> ToolResult[ResultT]:
@@ -39,15 +42,36 @@ class ToolResult(Generic[ResultT]):
         return cls(message=message, value=value, success=False)
 
     def render(self) -> str:
-        """The exact text sent to the model: the message, then the rendered value."""
-        if self.exclude_value_from_context:
-            return self.message
-        body = render_value(self.value)
-        if not body:
-            return self.message
-        if not self.message:
-            return body
-        return f"{self.message}\n{body}"
+        """The exact text sent to the model: the message, then the rendered value.
+
+        For a result returned by the executor, this is the text it rendered (and logged)
+        for the call, not a new rendering.
+        """
+        text = self._text
+        return text if text is not None else _compose(self)
+
+
+def render_once(result: ToolResult[Any]) -> str:
+    """Render ``result`` now and keep the text on it: what :meth:`ToolResult.render` returns
+    from then on. The executor calls this once per call."""
+    if result.exclude_value_from_context or result.value is None:
+        text = result.message
+    else:
+        text = _compose(result)
+    object.__setattr__(result, "_text", text)
+    return text
+
+
+def _compose(result: ToolResult[Any]) -> str:
+    message = result.message
+    if result.exclude_value_from_context:
+        return message
+    body = render_value(result.value)
+    if not body:
+        return message
+    if not message:
+        return body
+    return f"{message}\n{body}"
 
 
 def render_value(value: object) -> str:
@@ -66,40 +90,38 @@ def render_value(value: object) -> str:
         return str(render())
     if isinstance(value, Sequence) and value and all(_has_render(item) for item in value):
         return "\n".join(str(item.render()) for item in value)
-    return _ENCODE(_jsonable(value))
+    return _encode(_plain(value))
 
 
-# One encoder for every call: json.dumps with non-default options builds a new one each time.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-# Per dataclass type, its field names (dataclasses.fields() rebuilds a tuple on every call).
-_field_names: dict[type, tuple[str, ...]] = {}
+def _plain(value: object) -> Any:
+    """``serde.dump(value, exclude_none=True)``, bound on first use: rendering a prompt
+    imports no serde, and an import statement on every call would cost."""
+    global _plain
+    from .serde._dump import _without_none
+
+    _plain = _without_none
+    return _without_none(value)
+
+
+def _unencodable(value: object) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# One C encoder for every call (json.dumps and JSONEncoder.encode build one per call), with
+# json.dumps(ensure_ascii=False, separators=(",", ":")) options. No circular-reference check:
+# the data comes fresh from serde's dump, which builds no cycles.
+_chunks: Callable[[Any, int], Any] | None = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(None, _unencodable, encode_basestring, None, ":", ",", False, False, True)
+)
+
+
+def _encode(data: Any) -> str:
+    if _chunks is None:  # pragma: no cover - CPython always has the C encoder
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return "".join(_chunks(data, 0))
 
 
 def _has_render(item: object) -> bool:
     return callable(getattr(item, "render", None)) and not isinstance(item, type)
-
-
-def _jsonable(value: Any) -> Any:
-    kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return value
-    # Plain dataclasses of plain fields are the common case and need no pydantic import.
-    names = _field_names.get(kind)
-    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = _field_names[kind] = tuple(f.name for f in dataclasses.fields(value))
-    if names is not None:
-        out = {}
-        for name in names:
-            item = getattr(value, name)
-            if item is not None:
-                out[name] = _jsonable(item)
-        return out
-    if isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items() if v is not None}
-    from pydantic_core import to_jsonable_python
-
-    return to_jsonable_python(value, exclude_none=True)

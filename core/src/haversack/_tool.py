@@ -1,4 +1,5 @@
-"""``Tool``, ``ToolExample``, ``ToolAnnotations`` and the ``@tool`` decorator."""
+"""The tool model: ``Tool``, ``ToolExample``, ``ToolAnnotations`` and the handler shape they
+check; the ``@tool`` decorator lives in :mod:`haversack._tool_decorator`."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import inspect
 import os
 import re
 import typing
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from ._result import ToolResult
 from ._specializable import Specializable, type_name
@@ -19,7 +20,14 @@ from .errors import PromptValidationError
 if TYPE_CHECKING:
     from ._context import ToolContext
 
-__all__ = ["TOOL_REFERENCE", "Tool", "ToolAnnotations", "ToolExample", "ToolHandler", "tool"]
+__all__ = [
+    "SIGNATURE_HELP",
+    "TOOL_REFERENCE",
+    "Tool",
+    "ToolAnnotations",
+    "ToolExample",
+    "ToolHandler",
+]
 
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
@@ -268,7 +276,7 @@ def _result_type(tp: object, tool: str) -> tuple[type[Any] | None, bool]:
     )
 
 
-_SIGNATURE_HELP = "handler(params, *, context) -> ToolResult"
+SIGNATURE_HELP = "handler(params, *, context) -> ToolResult"
 
 
 def _check_handler(handler: object, tool: str) -> bool:
@@ -300,7 +308,7 @@ def _check_handler(handler: object, tool: str) -> bool:
         signature = inspect.signature(handler)
     except (TypeError, ValueError) as exc:
         raise PromptValidationError(
-            f"Cannot read the handler's signature ({exc}); it must be {_SIGNATURE_HELP}.",
+            f"Cannot read the handler's signature ({exc}); it must be {SIGNATURE_HELP}.",
             tool_name=tool,
         ) from exc
     params = list(signature.parameters.values())
@@ -319,104 +327,9 @@ def _check_handler(handler: object, tool: str) -> bool:
     if not ok:
         raise PromptValidationError(
             f"Tool handler {getattr(handler, '__qualname__', handler)!r} has signature "
-            f"{signature}; it must be {_SIGNATURE_HELP}: exactly one positional parameter "
+            f"{signature}; it must be {SIGNATURE_HELP}: exactly one positional parameter "
             "and a keyword-only 'context'.",
             tool_name=tool,
         )
     call = getattr(handler, "__call__", None)  # noqa: B004 - callable objects
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
-
-
-HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
-
-
-@overload
-def tool(fn: Callable[..., Any], /) -> Tool[Any, Any]: ...
-
-
-@overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    examples: Sequence[ToolExample[Any, Any]] = (),
-    annotations: ToolAnnotations | None = None,
-) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
-
-
-def tool(
-    fn: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    examples: Sequence[ToolExample[Any, Any]] = (),
-    annotations: ToolAnnotations | None = None,
-) -> Tool[Any, Any] | Callable[[Callable[..., Any]], Tool[Any, Any]]:
-    """Build a :class:`Tool` from a handler function.
-
-    The name defaults to the function's name, the description to the first paragraph of its
-    docstring, and the params and result types come from the annotations of its positional
-    parameter and its ``ToolResult[...]`` return type. Use bare (``@tool``) or with
-    arguments (``@tool(name="x")``).
-    """
-
-    def build(func: Callable[..., Any]) -> Tool[Any, Any]:
-        tool_name = name if name is not None else getattr(func, "__name__", "")
-        params_type, result_type = _types_from_annotations(func, tool_name)
-        text = description if description is not None else _first_paragraph(func, tool_name)
-        return Tool[params_type, result_type](  # type: ignore[valid-type]
-            name=tool_name,
-            description=text,
-            handler=func,
-            examples=examples,
-            annotations=annotations or ToolAnnotations(),
-        )
-
-    return build(fn) if fn is not None else build
-
-
-def _first_paragraph(func: Callable[..., Any], tool: str) -> str:
-    doc = inspect.getdoc(func)
-    if not doc:
-        raise PromptValidationError(
-            "@tool needs a docstring (its first paragraph becomes the description) or an "
-            "explicit description=.",
-            tool_name=tool,
-        )
-    return " ".join(doc.split("\n\n", 1)[0].split())
-
-
-def _types_from_annotations(func: Callable[..., Any], tool: str) -> tuple[Any, Any]:
-    try:
-        hints = typing.get_type_hints(func)
-    except Exception as exc:  # NameError, TypeError: unresolvable forward references
-        raise PromptValidationError(
-            f"Cannot resolve the annotations of {func.__qualname__}: {exc}.", tool_name=tool
-        ) from exc
-    try:
-        first = next(
-            p
-            for p in inspect.signature(func).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        )
-    except StopIteration:
-        raise PromptValidationError(
-            f"{func.__qualname__} takes no positional params argument; it must be "
-            f"{_SIGNATURE_HELP}.",
-            tool_name=tool,
-        ) from None
-    if first.name not in hints:
-        raise PromptValidationError(
-            f"Annotate the params argument {first.name!r} of {func.__qualname__} with a "
-            "dataclass (or None).",
-            tool_name=tool,
-        )
-    returned = hints.get("return")
-    if typing.get_origin(returned) is not ToolResult:
-        raise PromptValidationError(
-            f"Annotate the return type of {func.__qualname__} as ToolResult[ResultType].",
-            tool_name=tool,
-        )
-    (result_type,) = typing.get_args(returned)
-    return hints[first.name], result_type

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from haversack.errors import ToolValidationError
 
 from ._core import validator_for
 
-__all__ = ["parse"]
+if TYPE_CHECKING:
+    from pydantic_core import SchemaValidator
+
+__all__ = ["parse", "parse_as", "prepare"]
 
 T = TypeVar("T")
 
@@ -24,6 +27,15 @@ def parse(tp: type[T], data: str | bytes | Mapping[str, Any]) -> T:
     fields rejected. Raises :class:`ToolValidationError` whose message names each bad field
     by its path (``steps.0.title``) and whose ``field_path`` is the first one.
     """
+    return parse_as(tp, data, "Invalid arguments")
+
+
+def parse_as(tp: type[T], data: str | bytes | Mapping[str, Any], heading: str) -> T:
+    """:func:`parse`, with every refusal worded ``"{heading}: {what is wrong}."``.
+
+    The caller names what is parsed once (the executor: ``Invalid arguments for 'greet'``),
+    so no one rewrites the message afterwards.
+    """
     if type(data) is dict:
         fast = _fast_parse(tp, data)
         if fast is not _NO_FAST:
@@ -32,11 +44,13 @@ def parse(tp: type[T], data: str | bytes | Mapping[str, Any]) -> T:
         try:
             text: str | bytes = json.dumps(data, allow_nan=False)
         except (TypeError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
-            raise ToolValidationError(f"Arguments are not JSON data: {exc}.") from exc
+            raise ToolValidationError(f"{heading}: they are not JSON data ({exc}).") from exc
     elif isinstance(data, str | bytes):
         text = data
     else:
-        raise ToolValidationError(f"Arguments must be a JSON object, got {type(data).__name__}.")
+        raise ToolValidationError(
+            f"{heading}: they must be a JSON object, got {type(data).__name__}."
+        )
     try:
         return validator_for(tp).validate_json(text, strict=True)  # type: ignore[no-any-return]
     except Exception as exc:
@@ -46,10 +60,23 @@ def parse(tp: type[T], data: str | bytes | Mapping[str, Any]) -> T:
             # json.dumps output is valid JSON except for the escape of a lone surrogate: the
             # caller sent no JSON, so do not tell them their JSON is malformed.
             raise ToolValidationError(
-                "Invalid arguments: a string value is not valid Unicode (it contains a lone "
+                f"{heading}: a string value is not valid Unicode (it contains a lone "
                 "surrogate such as \\ud800); send text as proper UTF-8."
             ) from None
-        raise _translate(exc, tp) from None
+        raise _translate(exc, tp, heading) from None
+
+
+def prepare(tp: type[Any]) -> SchemaValidator | None:
+    """Build now what parsing ``tp`` needs (its validator, the mapping fast path's field
+    kinds), so that the first call pays nothing; returns the validator. A type pydantic
+    refuses gives ``None``: parsing it reports the problem, as it would have without this."""
+    try:
+        validator = validator_for(tp)
+    except Exception:  # noqa: BLE001 - the call reports it
+        return None
+    if tp not in _fast_kinds:
+        _fast_kinds[tp] = _kinds_of(tp)
+    return validator
 
 
 def _json_invalid(exc: Any) -> bool:
@@ -148,7 +175,7 @@ def _kinds_of(tp: type[Any]) -> dict[str, tuple[type, ...]] | None:
     return kinds
 
 
-def _translate(exc: Any, tp: type[Any]) -> ToolValidationError:
+def _translate(exc: Any, tp: type[Any], heading: str) -> ToolValidationError:
     problems: list[str] = []
     first_path: str | None = None
     errors = exc.errors(include_url=False)
@@ -159,9 +186,7 @@ def _translate(exc: Any, tp: type[Any]) -> ToolValidationError:
         problems.append(_describe(error, loc, tp))
     if len(errors) > _MAX_REPORTED:
         problems.append(f"and {len(errors) - _MAX_REPORTED} more")
-    return ToolValidationError(
-        "Invalid arguments: " + "; ".join(problems) + ".", field_path=first_path
-    )
+    return ToolValidationError(f"{heading}: " + "; ".join(problems) + ".", field_path=first_path)
 
 
 def _describe(error: Any, loc: str, tp: type[Any]) -> str:
