@@ -553,3 +553,29 @@ def _write(path: Path, data: bytes, mode: int) -> None:
         os.write(fd, data)
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_hard_link_to_a_special_file_made_and_undone_elsewhere_is_seen(kind, tmp_path):
+    # Found by the fuzz test above: linking a FIFO from another directory, then the restore
+    # removing that link, changes the FIFO's ctime and link count with no event in its own
+    # directory; the tracked manifest kept the stale key.
+    root, store = tmp_path / "ws", tmp_path / "store"
+    for d in ("a", "b"):
+        (root / d).mkdir(parents=True)
+    store.mkdir()
+    if kind == "fifo":
+        os.mkfifo(root / "b" / "x")
+    else:
+        (root / "b" / "x").symlink_to("nowhere")
+    tracked = snapper_for(root, store)
+    full = snapper_for(root, store, track_changes=False)
+    try:
+        latest, state = tracked.snapshot(), fingerprint(root)
+        os.link(root / "b" / "x", root / "a" / "x", follow_symlinks=False)
+        tracked.restore(latest)
+        assert fingerprint(root) == state
+        assert _manifest(tracked.snapshot()) == _manifest(full.snapshot())
+    finally:
+        tracked.close()
+        full.close()

@@ -401,7 +401,7 @@ class DirectorySnapshotter:
         self._dirs: dict[str, dict[str, _Entry]] = {}  # directory -> children (see snapshot)
         self._owned: set[str] = set()  # directories whose children dict no snapshot shares
         self._to_copy: set[str] = set()  # files whose content is not stored yet
-        self._multi: set[str] = set()  # files with more than one link
+        self._multi: set[str] = set()  # non-directories with more than one link
         self._bytes = 0
         self._pack_use: dict[int, int] = {}
         self._stale = True  # the manifest must be rebuilt by a full walk
@@ -673,8 +673,10 @@ class DirectorySnapshotter:
                 self._pack_use[entry.obj.pack] = self._pack_use.get(entry.obj.pack, 0) + 1
             else:
                 self._to_copy.add(rel)
-            if entry.nlink > 1:
-                self._multi.add(rel)
+        if entry.kind != "dir" and entry.nlink > 1:
+            # Any non-directory can have hard links (FIFOs, sockets, device nodes, symlinks):
+            # a change through another name leaves no event in this directory.
+            self._multi.add(rel)
 
     def _forget(self, rel: str, old: _Entry) -> None:
         self._bytes -= old.blocks
@@ -686,7 +688,7 @@ class DirectorySnapshotter:
                 else:
                     del self._pack_use[old.obj.pack]
             self._to_copy.discard(rel)
-            self._multi.discard(rel)
+        self._multi.discard(rel)
 
     def _drop(self, top: str) -> None:
         """Remove ``top`` and everything below it from the manifest."""
@@ -785,7 +787,7 @@ class DirectorySnapshotter:
                     prev = None
                 entry = self._make(cst, prev, target, {})
                 if (
-                    entry.kind == "file"
+                    entry.kind != "dir"
                     and entry.nlink > 1
                     and child not in self._multi
                     and (prev is None or prev.key[0] != entry.key[0])
