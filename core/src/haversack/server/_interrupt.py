@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import _imp
 import ctypes
+import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,14 +25,50 @@ class ToolCallCancelled(BaseException):
     """
 
 
-def _raise_in(thread: threading.Thread) -> None:
-    # CPython delivers an asynchronous exception at the thread's next bytecode: pure-Python
-    # work stops at once, a blocking C call (a read, a sleep) when it returns.
+# Frames of the import machinery: a module body runs below them.
+_IMPORT_FILES = frozenset(
+    {"<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>"}
+)
+_POLL_S = 0.005
+
+
+def _importing(ident: int) -> bool:
+    frame = sys._current_frames().get(ident)
+    while frame is not None:
+        if frame.f_code.co_filename in _IMPORT_FILES:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _interrupt(thread: threading.Thread, finished: threading.Event, wait_s: float) -> None:
+    """Raise :class:`ToolCallCancelled` in ``thread``, but never while it imports a module.
+
+    An exception inside a module body leaves that module half-initialised for every later
+    user in the process (CI saw the next call fail with "module 'urllib3' has no attribute
+    'connection'" after a cancellation landed in the sandbox's first, lazy import of its
+    HTTP client). So wait, up to ``wait_s``, for the import to end. The global import lock
+    is held between the check and the raise, so the thread cannot start a module body in
+    between; an exception while it waits for that lock stops the import before it begins.
+    """
     ident = thread.ident
-    if ident is not None and thread.is_alive():
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(
-            ctypes.c_ulong(ident), ctypes.py_object(ToolCallCancelled)
-        )
+    deadline = time.monotonic() + wait_s
+    while ident is not None and thread.is_alive() and not finished.is_set():
+        _imp.acquire_lock()
+        try:
+            if not _importing(ident):
+                # CPython delivers an asynchronous exception at the thread's next bytecode:
+                # pure-Python work stops at once, a blocking C call (a read, a sleep) when it
+                # returns.
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(ident), ctypes.py_object(ToolCallCancelled)
+                )
+                return
+        finally:
+            _imp.release_lock()
+        if time.monotonic() >= deadline:
+            return  # still importing: the call is left to finish, as one past its grace would be
+        time.sleep(_POLL_S)
 
 
 async def run_interruptibly(fn: Callable[[], T], *, name: str, grace_s: float) -> T:
@@ -57,9 +96,9 @@ async def run_interruptibly(fn: Callable[[], T], *, name: str, grace_s: float) -
     try:
         await anyio.to_thread.run_sync(finished.wait, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
-        if not finished.is_set():
-            _raise_in(thread)
         with anyio.CancelScope(shield=True):
+            if not finished.is_set():
+                await anyio.to_thread.run_sync(_interrupt, thread, finished, grace_s)
             await anyio.to_thread.run_sync(finished.wait, grace_s)
         raise
     if "error" in outcome:

@@ -1,0 +1,79 @@
+"""A cancelled call stops its worker thread, but never in the middle of importing a module."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from haversack.server._interrupt import ToolCallCancelled, run_interruptibly
+
+
+def test_a_cancellation_waits_for_an_import_in_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # CI once cancelled shell_execute during its first, lazy import of urllib3: the half-run
+    # module body left 'urllib3' without 'connection' for every later call in the process.
+    name = f"slow_module_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text("import time\ntime.sleep(0.6)\nfinished = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importing = threading.Event()
+    after_import: list[bool] = []
+
+    def tool() -> None:
+        importing.set()
+        __import__(name)
+        after_import.append(True)
+        while True:  # pure-Python work: the interrupt stops it at once
+            time.sleep(0.01)
+
+    async def scenario() -> None:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    await run_interruptibly(tool, name="slow-import", grace_s=10)
+
+                tg.start_soon(call)
+                await anyio.to_thread.run_sync(importing.wait)
+                await anyio.sleep(0.2)  # well inside the module body's sleep
+                scope.cancel()
+
+    started = time.monotonic()
+    anyio.run(scenario)
+    try:
+        module = sys.modules.get(name)
+        assert module is not None, "the interrupted import was undone: the module is gone"
+        assert module.finished is True
+        assert after_import == [True]  # the exception came after the import, in the loop
+        assert time.monotonic() - started < 5
+    finally:
+        sys.modules.pop(name, None)
+
+
+def test_a_cancelled_pure_python_call_stops_at_once() -> None:
+    stopped = threading.Event()
+    running = threading.Event()
+
+    def tool() -> None:
+        try:
+            running.set()
+            while True:
+                time.sleep(0.01)
+        except ToolCallCancelled:
+            stopped.set()
+            raise
+
+    async def scenario() -> None:
+        with anyio.move_on_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: run_interruptibly(tool, name="loop", grace_s=5))
+                await anyio.to_thread.run_sync(running.wait)
+                tg.cancel_scope.cancel()
+
+    anyio.run(scenario)
+    assert stopped.wait(2)
