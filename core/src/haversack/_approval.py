@@ -20,23 +20,36 @@ __all__ = ["Approval", "ApprovalPolicy", "ApprovalVerdict", "PendingApproval", "
 Arguments = str | bytes | Mapping[str, Any] | None
 
 
+class RawArguments(str):
+    """Arguments that are not JSON: the text as given (bytes decoded with replacement)."""
+
+    __slots__ = ()
+
+
+def decode_arguments(arguments: Arguments) -> Any:
+    """The object a call's arguments mean (``{}`` for none), or :class:`RawArguments`
+    holding their text when they are not JSON: the one reading that the approval hash and
+    what a person is shown both start from."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str | bytes):
+        try:
+            decoded = json.loads(arguments)
+        except (ValueError, RecursionError):
+            text = arguments if isinstance(arguments, str) else arguments.decode(errors="replace")
+            return RawArguments(text)
+        return {} if decoded is None else decoded
+    return arguments
+
+
 def arguments_hash(arguments: Arguments) -> str:
     """A stable SHA-256 of a call's arguments: JSON text and mappings that mean the same
     object (whatever the key order or spacing) hash the same."""
     import hashlib  # only held calls need it; OpenSSL's bindings are slow to load
 
-    if arguments is None:
-        decoded: Any = {}
-    elif isinstance(arguments, str | bytes):
-        try:
-            decoded = json.loads(arguments)
-        except (ValueError, RecursionError):
-            text = arguments if isinstance(arguments, str) else arguments.decode(errors="replace")
-            return hashlib.sha256(b"raw:" + text.encode()).hexdigest()
-        if decoded is None:
-            decoded = {}
-    else:
-        decoded = arguments
+    decoded = decode_arguments(arguments)
+    if isinstance(decoded, RawArguments):
+        return hashlib.sha256(b"raw:" + decoded.encode()).hexdigest()
     canonical = json.dumps(
         decoded, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
     )

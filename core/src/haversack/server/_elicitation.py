@@ -11,7 +11,7 @@ import json
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
-from haversack._approval import Approval, PendingApproval
+from haversack._approval import Approval, PendingApproval, RawArguments, decode_arguments
 
 if TYPE_CHECKING:
     from haversack._approval import Arguments
@@ -76,18 +76,9 @@ def shown_arguments(arguments: Arguments) -> str:
     """The call's arguments as a person reads them: indented JSON in the model's key order,
     every control, format or separator character in strings escaped (so a hostile model
     cannot hide text with bidirectional overrides or zero-width characters)."""
-    if arguments is None:
-        decoded: Any = {}
-    elif isinstance(arguments, str | bytes):
-        try:
-            decoded = json.loads(arguments)
-        except (ValueError, RecursionError):
-            text = arguments if isinstance(arguments, str) else arguments.decode(errors="replace")
-            return _escape(json.dumps(text, ensure_ascii=False))
-        if decoded is None:
-            decoded = {}
-    else:
-        decoded = arguments
+    decoded = decode_arguments(arguments)
+    if isinstance(decoded, RawArguments):
+        return _escape(json.dumps(str(decoded), ensure_ascii=False))
     return _escape(json.dumps(decoded, indent=2, ensure_ascii=False, default=repr))
 
 
