@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -275,11 +275,14 @@ async def _execute(
     """
     if tool is not None and tool.is_async:
         return await executor.aexecute(name, arguments)
-    return await run_interruptibly(
-        lambda: executor.execute(name, arguments),
-        name=f"haversack tool {name}",
-        grace_s=opts.cancel_grace_s,
-    )
+    return await _in_thread(lambda: executor.execute(name, arguments), name, opts)
+
+
+async def _in_thread(
+    call: Callable[[], ToolResult[Any]], name: str, opts: ServeOptions
+) -> ToolResult[Any]:
+    """A sync handler's call in its own thread, so cancelling the request interrupts it."""
+    return await run_interruptibly(call, name=f"haversack tool {name}", grace_s=opts.cancel_grace_s)
 
 
 async def _settle_held(
@@ -312,11 +315,7 @@ async def _settle_held(
         if answer.verdict is ApprovalVerdict.DENY or (tool is not None and tool.is_async):
             # A denial runs no handler: nothing to interrupt, no thread needed.
             return await executor.aresume(held.call_id, answer)
-        return await run_interruptibly(
-            lambda: executor.resume(held.call_id, answer),
-            name=f"haversack tool {held.tool_name}",
-            grace_s=opts.cancel_grace_s,
-        )
+        return await _in_thread(lambda: executor.resume(held.call_id, answer), held.tool_name, opts)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True) as cleanup:
             # Bounded: another call of the session may hold the executor's turn.
