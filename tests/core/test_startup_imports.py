@@ -32,10 +32,12 @@ sys.exit(status)
 """
 
 
-def _modules(tmp_path: Path, cache: Path, *args: str) -> tuple[set[str], str]:
+def _modules(
+    tmp_path: Path, cache: Path, *args: str, packs: tuple[str, ...] = REAL
+) -> tuple[set[str], str]:
     """Run ``RUN`` in a fresh interpreter; the modules it loaded and its stdout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAVERSACK_")}
-    env.update(HAVERSACK_PACKS=",".join(REAL), HAVERSACK_CACHE_DIR=str(cache))
+    env.update(HAVERSACK_PACKS=",".join(packs), HAVERSACK_CACHE_DIR=str(cache))
     out = tmp_path / "modules.json"
     done = subprocess.run(
         [sys.executable, "-c", RUN, str(out), *args],
@@ -60,6 +62,13 @@ def test_render_never_imports_pydantic(tmp_path):
         assert {f"haversack_{name}.plugin" for name in REAL} <= modules
         assert "Workspace files" in text
         assert _pydantic(modules) == []
+
+
+def test_an_mcp_pack_without_servers_imports_neither_asyncio_nor_the_client(tmp_path):
+    modules, text = _modules(tmp_path, tmp_path / "cache", "cli", "render", packs=(*REAL, "mcp"))
+    assert {"haversack_mcp.plugin", "haversack_mcp._config"} <= modules
+    assert "Workspace files" in text
+    assert sorted(m for m in modules if m.split(".")[0] in ("asyncio", "mcp", "anyio")) == []
 
 
 def test_packs_imports_pydantic_only_to_fill_its_schema_cache(tmp_path):

@@ -21,8 +21,8 @@ def register_sections(
     register: Callable[[haversack.Section[Any]], None], config: McpConfig | None
 ) -> None:
     """One section per configured server; each server is started once to list its tools."""
-    if config is None:
-        return
+    if config is None or not config.servers:
+        return  # no server: nothing to import (the client and asyncio cost ~25 ms)
     from ._tools import server_sections
 
     for section in server_sections(config):
