@@ -9,6 +9,7 @@ import inspect
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -116,9 +117,14 @@ def test_filesystem_contract_has_one_public_home() -> None:
             assert value.__module__ == "haversack.filesystem", name
 
 
-def _type_checking_imports() -> dict[str, str]:
-    """``name -> module`` of the ``if TYPE_CHECKING:`` imports of ``haversack/__init__.py``."""
-    tree = ast.parse(Path(haversack.__file__).read_text(encoding="utf-8"))
+#: The core and every pack: each keeps one list of public names, its lazy-export table.
+PACKAGES = ("haversack", "haversack_vfs", "haversack_planning", "haversack_podman", "haversack_mcp")
+
+
+def _type_checking_imports(package: ModuleType) -> dict[str, str]:
+    """``name -> module`` of the ``if TYPE_CHECKING:`` imports of a package's ``__init__``."""
+    assert package.__file__ is not None
+    tree = ast.parse(Path(package.__file__).read_text(encoding="utf-8"))
     found: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
@@ -131,12 +137,16 @@ def _type_checking_imports() -> dict[str, str]:
     return found
 
 
-def test_type_checkers_see_exactly_the_lazy_export_table() -> None:
-    assert _type_checking_imports() == haversack._EXPORTS
+@pytest.mark.parametrize("name", PACKAGES)
+def test_type_checkers_see_exactly_the_lazy_export_table(name: str) -> None:
+    package = importlib.import_module(name)
+    assert _type_checking_imports(package) == package._EXPORTS
 
 
-def test_all_is_the_lazy_export_table() -> None:
-    assert haversack.__all__ == sorted(haversack._EXPORTS)
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_is_the_lazy_export_table(name: str) -> None:
+    package = importlib.import_module(name)
+    assert package.__all__ == sorted(package._EXPORTS)
 
 
 def test_star_import_gives_every_public_name() -> None:

@@ -14,19 +14,29 @@ from typing import TYPE_CHECKING
 
 from haversack.lazy import lazy_exports
 
+# For type checkers only: each public name imported as itself (``X as X``), which marks it
+# re-exported under mypy --strict and pyright; a test checks this list against ``_EXPORTS``.
 if TYPE_CHECKING:
-    from ._config import (
-        DEFAULT_MAX_OBJECTIVE_CHARS,
-        DEFAULT_MAX_STEPS,
-        DEFAULT_MAX_TITLE_CHARS,
-        PlanningConfig,
-        PlanningStrategy,
-    )
-    from ._model import FULL_PLAN_STEPS, Plan, PlanStatus, PlanStep, PlanUpdate, StepStatus
-    from ._params import AddStepParams, SetupPlanParams, UpdateStepParams
-    from ._policy import PLAN_REQUIRED_POLICY, PlanRequiredPolicy
-    from ._section import SECTION_KEY, planning_section
-    from ._tools import TOOL_NAMES, planning_tools
+    from ._config import DEFAULT_MAX_OBJECTIVE_CHARS as DEFAULT_MAX_OBJECTIVE_CHARS
+    from ._config import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS
+    from ._config import DEFAULT_MAX_TITLE_CHARS as DEFAULT_MAX_TITLE_CHARS
+    from ._config import PlanningConfig as PlanningConfig
+    from ._config import PlanningStrategy as PlanningStrategy
+    from ._model import FULL_PLAN_STEPS as FULL_PLAN_STEPS
+    from ._model import Plan as Plan
+    from ._model import PlanStatus as PlanStatus
+    from ._model import PlanStep as PlanStep
+    from ._model import PlanUpdate as PlanUpdate
+    from ._model import StepStatus as StepStatus
+    from ._params import AddStepParams as AddStepParams
+    from ._params import SetupPlanParams as SetupPlanParams
+    from ._params import UpdateStepParams as UpdateStepParams
+    from ._policy import PLAN_REQUIRED_POLICY as PLAN_REQUIRED_POLICY
+    from ._policy import PlanRequiredPolicy as PlanRequiredPolicy
+    from ._section import SECTION_KEY as SECTION_KEY
+    from ._section import planning_section as planning_section
+    from ._tools import TOOL_NAMES as TOOL_NAMES
+    from ._tools import planning_tools as planning_tools
 
 _EXPORTS: dict[str, str] = {
     "AddStepParams": "._params",
@@ -51,28 +61,9 @@ _EXPORTS: dict[str, str] = {
     "planning_tools": "._tools",
 }
 
-__all__ = [
-    "DEFAULT_MAX_OBJECTIVE_CHARS",
-    "DEFAULT_MAX_STEPS",
-    "DEFAULT_MAX_TITLE_CHARS",
-    "FULL_PLAN_STEPS",
-    "PLAN_REQUIRED_POLICY",
-    "SECTION_KEY",
-    "TOOL_NAMES",
-    "AddStepParams",
-    "Plan",
-    "PlanRequiredPolicy",
-    "PlanStatus",
-    "PlanStep",
-    "PlanUpdate",
-    "PlanningConfig",
-    "PlanningStrategy",
-    "SetupPlanParams",
-    "StepStatus",
-    "UpdateStepParams",
-    "planning_section",
-    "planning_tools",
-]
-
+# Derived from the table so there is no third list to keep; hidden from type checkers, which
+# take the ``X as X`` imports above (a computed ``__all__`` would make every name private).
+if not TYPE_CHECKING:
+    __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

@@ -10,24 +10,44 @@ from typing import TYPE_CHECKING
 
 from haversack.lazy import lazy_exports
 
+# For type checkers only: each public name imported as itself (``X as X``), which marks it
+# re-exported under mypy --strict and pyright; a test checks this list against ``_EXPORTS``.
 if TYPE_CHECKING:
-    from ._cleanup import CleanupReport, cleanup
-    from ._config import BUSYBOX_IMAGE, PYTHON_IMAGE, SandboxConfig
-    from ._containers_conf import containers_conf_text, podman_env, write_containers_conf
-    from ._errors import (
-        SandboxError,
-        SandboxImageMissingError,
-        SandboxUnavailableError,
-    )
-    from ._images import IMAGE_LABEL, ImageBuild, build_images, image_exists
-    from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
-    from ._params import EvaluatePythonParams, ShellExecuteParams
-    from ._resources import sandbox_bindings
-    from ._results import CommandResult
-    from ._sandbox import ExecResult, Sandbox
-    from ._section import SECTION_KEY, podman_section
-    from ._service import PodmanService, ensure_image, get_service, podman_binary, shutdown_services
-    from ._tools import MAX_COMMAND_CHARS, MAX_STDIN_BYTES, TOOL_NAMES, podman_tools
+    from ._cleanup import CleanupReport as CleanupReport
+    from ._cleanup import cleanup as cleanup
+    from ._config import BUSYBOX_IMAGE as BUSYBOX_IMAGE
+    from ._config import PYTHON_IMAGE as PYTHON_IMAGE
+    from ._config import SandboxConfig as SandboxConfig
+    from ._containers_conf import containers_conf_text as containers_conf_text
+    from ._containers_conf import podman_env as podman_env
+    from ._containers_conf import write_containers_conf as write_containers_conf
+    from ._errors import SandboxError as SandboxError
+    from ._errors import SandboxImageMissingError as SandboxImageMissingError
+    from ._errors import SandboxUnavailableError as SandboxUnavailableError
+    from ._images import IMAGE_LABEL as IMAGE_LABEL
+    from ._images import ImageBuild as ImageBuild
+    from ._images import build_images as build_images
+    from ._images import image_exists as image_exists
+    from ._labels import OWNER_LABEL as OWNER_LABEL
+    from ._labels import PID_LABEL as PID_LABEL
+    from ._labels import SANDBOX_LABEL as SANDBOX_LABEL
+    from ._params import EvaluatePythonParams as EvaluatePythonParams
+    from ._params import ShellExecuteParams as ShellExecuteParams
+    from ._resources import sandbox_bindings as sandbox_bindings
+    from ._results import CommandResult as CommandResult
+    from ._sandbox import ExecResult as ExecResult
+    from ._sandbox import Sandbox as Sandbox
+    from ._section import SECTION_KEY as SECTION_KEY
+    from ._section import podman_section as podman_section
+    from ._service import PodmanService as PodmanService
+    from ._service import ensure_image as ensure_image
+    from ._service import get_service as get_service
+    from ._service import podman_binary as podman_binary
+    from ._service import shutdown_services as shutdown_services
+    from ._tools import MAX_COMMAND_CHARS as MAX_COMMAND_CHARS
+    from ._tools import MAX_STDIN_BYTES as MAX_STDIN_BYTES
+    from ._tools import TOOL_NAMES as TOOL_NAMES
+    from ._tools import podman_tools as podman_tools
 
 _EXPORTS: dict[str, str] = {
     "BUSYBOX_IMAGE": "._config",
@@ -67,43 +87,9 @@ _EXPORTS: dict[str, str] = {
     "write_containers_conf": "._containers_conf",
 }
 
-__all__ = [
-    "BUSYBOX_IMAGE",
-    "CleanupReport",
-    "CommandResult",
-    "EvaluatePythonParams",
-    "ExecResult",
-    "IMAGE_LABEL",
-    "ImageBuild",
-    "MAX_COMMAND_CHARS",
-    "MAX_STDIN_BYTES",
-    "OWNER_LABEL",
-    "PID_LABEL",
-    "PYTHON_IMAGE",
-    "PodmanService",
-    "SANDBOX_LABEL",
-    "SECTION_KEY",
-    "Sandbox",
-    "SandboxConfig",
-    "SandboxError",
-    "SandboxImageMissingError",
-    "SandboxUnavailableError",
-    "ShellExecuteParams",
-    "TOOL_NAMES",
-    "build_images",
-    "cleanup",
-    "containers_conf_text",
-    "ensure_image",
-    "get_service",
-    "image_exists",
-    "podman_binary",
-    "podman_env",
-    "podman_section",
-    "podman_tools",
-    "sandbox_bindings",
-    "shutdown_services",
-    "write_containers_conf",
-]
-
+# Derived from the table so there is no third list to keep; hidden from type checkers, which
+# take the ``X as X`` imports above (a computed ``__all__`` would make every name private).
+if not TYPE_CHECKING:
+    __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
