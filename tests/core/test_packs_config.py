@@ -134,7 +134,7 @@ def test_unknown_option_names_pack_and_key(site):
     assert "pack 'fs'" in message
     assert "unknown option 'rot'" in message
     assert "valid options: root, depth" in message
-    assert "did you mean 'root' instead of 'rot'?" in message
+    assert "valid options: root, depth; did you mean 'root'?" in message
     assert info.value.pack == "fs"
     with pytest.raises(PackConfigError, match="unknown option 'rot'"):
         text(config={"fs": {"rot": "/"}})  # not strict: still the user's own mistake

@@ -150,7 +150,7 @@ def test_bad_options_always_raise_naming_pack_and_option(site, options, expected
 
 def test_did_you_mean_for_an_unknown_option(site):
     site.add("sqlite", SQLITE)
-    with pytest.raises(PackConfigError, match="did you mean 'max_rows' instead of 'max_row'"):
+    with pytest.raises(PackConfigError, match=r"did you mean 'max_rows'\?"):
         compose(ns="t", key="k", config={"sqlite": {"max_row": 3}})
 
 

@@ -84,6 +84,21 @@ def test_full_payload_with_nested_optional_literal_enum_tuple_list_mapping() -> 
 def test_unknown_key_is_rejected_listing_the_allowed_fields() -> None:
     error = check_error({"name": "p", "count": 1, "cuont": 2}, "cuont", "unknown field 'cuont'")
     assert "allowed fields: name, count, steps" in str(error)
+    # A model's typo gets the closest valid name, as a user's option typo does.
+    assert str(error).endswith("; did you mean 'count'?).")
+
+
+def test_an_unknown_key_like_no_field_gets_no_guess() -> None:
+    error = check_error({"name": "p", "count": 1, "zzz": 2}, "zzz", "unknown field 'zzz'")
+    assert "did you mean" not in str(error)
+
+
+def test_the_caller_names_what_is_parsed_once() -> None:
+    from haversack.serde._parse import parse_as
+
+    with pytest.raises(ToolValidationError) as info:
+        parse_as(Plan, {"name": "p", "count": 1, "nmae": 2}, "Bad options", noun="option")
+    assert str(info.value).startswith("Bad options: unknown option 'nmae' (allowed options: ")
 
 
 def test_unknown_nested_key_is_rejected_with_its_path() -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from haversack.errors import PackConfigError
+from haversack.errors import PackConfigError, ToolValidationError
 
 __all__ = [
     "ENV_CONFIG",
@@ -294,36 +294,16 @@ def parse_options(pack: str, config_type: type[Any] | None, options: PackOptions
             return config_type()
         except TypeError:
             pass  # a required field: let parse() name it
-    from haversack import serde  # only for options given: parsing them may import pydantic
-    from haversack.errors import ToolValidationError
+    from haversack.serde._parse import parse_as  # only for options given: may import pydantic
 
     own = dict(options.own)
     if options.file_keys and options.base_dir is not None:
         own = resolve_paths(config_type, own, options.base_dir, options.file_keys)
+    heading = f"Invalid options for pack {pack!r} ({options.source})"
     try:
-        return serde.parse(config_type, own)
+        return parse_as(config_type, own, heading, noun="option", listing="valid")
     except ToolValidationError as exc:
-        detail = exc.message.removeprefix("Invalid arguments: ").rstrip(".")
-        detail = detail.replace("unknown field", "unknown option").replace(
-            "allowed fields:", "valid options:"
-        )
-        raise PackConfigError(
-            f"Invalid options for pack {pack!r} ({options.source}): {detail}"
-            f"{_did_you_mean(config_type, own)}.",
-            pack=pack,
-        ) from None
-
-
-def _did_you_mean(config_type: type[Any], given: Mapping[str, Any]) -> str:
-    import difflib  # only for a message
-
-    names = [f.name for f in dataclasses.fields(config_type)]
-    for key in given:
-        if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
-            if close:
-                return f"; did you mean {close[0]!r} instead of {key!r}?"
-    return ""
+        raise PackConfigError(exc.message, pack=pack) from None
 
 
 def resolve_paths(

@@ -30,11 +30,20 @@ def parse(tp: type[T], data: str | bytes | Mapping[str, Any]) -> T:
     return parse_as(tp, data, "Invalid arguments")
 
 
-def parse_as(tp: type[T], data: str | bytes | Mapping[str, Any], heading: str) -> T:
+def parse_as(
+    tp: type[T],
+    data: str | bytes | Mapping[str, Any],
+    heading: str,
+    *,
+    noun: str = "field",
+    listing: str = "allowed",
+) -> T:
     """:func:`parse`, with every refusal worded ``"{heading}: {what is wrong}."``.
 
-    The caller names what is parsed once (the executor: ``Invalid arguments for 'greet'``),
-    so no one rewrites the message afterwards.
+    The caller names what is parsed once (the executor: ``Invalid arguments for 'greet'``;
+    a pack's options: ``noun="option", listing="valid"``, giving ``unknown option 'rot'
+    (valid options: root, depth; did you mean 'root'?)``), so no one rewrites the message
+    afterwards.
     """
     if type(data) is dict:
         fast = _fast_parse(tp, data)
@@ -63,7 +72,7 @@ def parse_as(tp: type[T], data: str | bytes | Mapping[str, Any], heading: str) -
                 f"{heading}: a string value is not valid Unicode (it contains a lone "
                 "surrogate such as \\ud800); send text as proper UTF-8."
             ) from None
-        raise _translate(exc, tp, heading) from None
+        raise _translate(exc, tp, heading, noun, listing) from None
 
 
 def prepare(tp: type[Any]) -> SchemaValidator | None:
@@ -175,7 +184,9 @@ def _kinds_of(tp: type[Any]) -> dict[str, tuple[type, ...]] | None:
     return kinds
 
 
-def _translate(exc: Any, tp: type[Any], heading: str) -> ToolValidationError:
+def _translate(
+    exc: Any, tp: type[Any], heading: str, noun: str, listing: str
+) -> ToolValidationError:
     problems: list[str] = []
     first_path: str | None = None
     errors = exc.errors(include_url=False)
@@ -183,25 +194,24 @@ def _translate(exc: Any, tp: type[Any], heading: str) -> ToolValidationError:
         loc = ".".join(str(part) for part in error["loc"])
         if first_path is None:
             first_path = loc or None
-        problems.append(_describe(error, loc, tp))
+        problems.append(_describe(error, loc, tp, noun, listing))
     if len(errors) > _MAX_REPORTED:
         problems.append(f"and {len(errors) - _MAX_REPORTED} more")
     return ToolValidationError(f"{heading}: " + "; ".join(problems) + ".", field_path=first_path)
 
 
-def _describe(error: Any, loc: str, tp: type[Any]) -> str:
+def _describe(error: Any, loc: str, tp: type[Any], noun: str, listing: str) -> str:
     kind = error["type"]
     if kind in ("unexpected_keyword_argument", "extra_forbidden"):
-        allowed = _field_names(tp) if "." not in loc else None
-        hint = f" (allowed fields: {', '.join(allowed)})" if allowed else ""
-        return f"unknown field '{loc}'{hint}"
+        allowed = _field_names(tp) if "." not in loc else []
+        return f"unknown {noun} '{loc}'{_unknown_hint(loc, allowed, noun, listing)}"
     if kind in ("missing", "missing_keyword_only_argument", "missing_argument"):
-        return f"missing required field '{loc}'"
+        return f"missing required {noun} '{loc}'"
     if kind in ("value_error", "assertion_error"):
         # A dataclass __post_init__ (or validator) refused the value: its words are the message.
         cause = error.get("ctx", {}).get("error")
         text = str(cause) if cause is not None else error["msg"]
-        return f"field '{loc}': {text}" if loc else text
+        return f"{noun} '{loc}': {text}" if loc else text
     if kind == "json_invalid":
         return f"the arguments are not valid JSON ({error['msg']})"
     if kind in ("dataclass_type", "model_type", "dataclass_exact_type") and not loc:
@@ -214,8 +224,19 @@ def _describe(error: Any, loc: str, tp: type[Any]) -> str:
     )
     if isinstance(given, str) and len(shown) > 60:
         shown = shown[:57] + "...'"
-    where = f"field '{loc}'" if loc else "arguments"
+    where = f"{noun} '{loc}'" if loc else "arguments"
     return f"{where}: {error['msg']} (got {shown})"
+
+
+def _unknown_hint(name: str, allowed: list[str], noun: str, listing: str) -> str:
+    """`` (allowed fields: a, b; did you mean 'a'?)``: the valid names and the closest one."""
+    if not allowed:
+        return ""
+    import difflib  # only for a refusal
+
+    close = difflib.get_close_matches(name, allowed, n=1)
+    guess = f"; did you mean {close[0]!r}?" if close else ""
+    return f" ({listing} {noun}s: {', '.join(allowed)}{guess})"
 
 
 def _field_names(tp: type[Any]) -> list[str]:
