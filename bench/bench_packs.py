@@ -15,6 +15,9 @@ from _harness import Result, Sample, interpreter, measure, measure_process, resu
 SUITE = "packs"
 REAL = ("planning", "podman", "vfs")
 N_DISTS, N_PACKS, TOOLS_PER_PACK = 200, 50, 3
+#: What any command line whose packs define dataclasses (params, options) and parse
+#: arguments needs from the standard library, before any haversack code runs.
+STDLIB_FLOOR = "typing, dataclasses, argparse, pathlib, json, threading"
 
 PACK_SOURCE = """
 from haversack import Tool, ToolResult
@@ -138,6 +141,7 @@ def _processes(names: list[str], root: Path, cache: str, repeats: int) -> list[R
     warm = _interleaved(
         {
             "pass": [python, "-c", "pass"],
+            "stdlib": [python, "-c", f"import {STDLIB_FLOOR}"],
             "render": [*haversack, "render"],
             "packs": [*haversack, "packs"],
             "scan": [python, "-c", scan],
@@ -160,6 +164,14 @@ def _processes(names: list[str], root: Path, cache: str, repeats: int) -> list[R
     bare_scan = ("bare entry-point scan process", warm["scan"])
     return [
         result(SUITE, base[0], warm["pass"], notes="floor: interpreter start and exit"),
+        result(
+            SUITE,
+            "the standard library any such CLI imports (whole process)",
+            warm["stdlib"],
+            floor=base,
+            notes=f"python -c 'import {STDLIB_FLOOR}': what the render floor is made of "
+            "before a line of haversack or a pack runs (reported, no target)",
+        ),
         result(
             SUITE,
             "haversack render (whole process)",
