@@ -117,8 +117,15 @@ def test_filesystem_contract_has_one_public_home() -> None:
             assert value.__module__ == "haversack.filesystem", name
 
 
-#: The core and every pack: each keeps one list of public names, its lazy-export table.
-PACKAGES = ("haversack", "haversack_vfs", "haversack_planning", "haversack_podman", "haversack_mcp")
+#: The core, every pack and the demo: each keeps one list of public names, its lazy-export table.
+PACKAGES = (
+    "haversack",
+    "haversack_vfs",
+    "haversack_planning",
+    "haversack_podman",
+    "haversack_mcp",
+    "haversack_demo",
+)
 
 
 def _type_checking_imports(package: ModuleType) -> dict[str, str]:
