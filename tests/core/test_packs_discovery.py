@@ -36,6 +36,15 @@ def test_discover_lists_without_importing(site, tmp_path):
     assert not any(name.startswith("hvt_recorder") for name in sys.modules)
 
 
+def test_a_pack_whose_metadata_is_not_utf8_is_still_listed(site):
+    site.add("latin", "")
+    metadata = site.root / "hvt_latin-1.0.dist-info" / "METADATA"
+    text = metadata.read_bytes().replace(b"Version: 1.0", b"Version: 1.0\nAuthor: Jos\xe9")
+    metadata.write_bytes(text)
+    info = discover()["latin"]
+    assert (info.distribution, info.version, info.requires) == ("hvt-latin", "1.0", ">=0.1")
+
+
 def test_discover_load_imports_and_reports_contributions(site, tmp_path):
     marker = tmp_path / "imported.txt"
     site.add("recorder", RECORDING.format(marker=str(marker)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -134,16 +135,22 @@ def _header(dist: Distribution) -> tuple[str, str, tuple[str, ...]]:
 
 def _header_lines(dist: Distribution) -> list[str]:
     # A wheel's METADATA can carry a long README after the header; read only the header.
-    from pathlib import Path
-
+    # os.path and one open() rather than pathlib and is_file(): this runs once per pack on
+    # every uncached listing, and the stat and path objects were most of its cost.
     folder = getattr(dist, "_path", None)
-    if isinstance(folder, Path) and (folder / "METADATA").is_file():
+    if folder is not None:
         lines = []
-        with (folder / "METADATA").open(encoding="utf-8") as fh:
-            for line in fh:
-                if line in ("\n", "\r\n"):
-                    break
-                lines.append(line.rstrip("\r\n"))
-        return lines
+        try:
+            path = os.path.join(os.fspath(folder), "METADATA")
+            # errors="replace": one bad byte in a third party's metadata must not stop listing.
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if line in ("\n", "\r\n"):
+                        break
+                    lines.append(line.rstrip("\r\n"))
+        except (OSError, TypeError):
+            pass  # not a folder of files (a zip, an egg): ask the distribution
+        else:
+            return lines
     text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
     return text.splitlines()
