@@ -483,18 +483,19 @@ class ToolExecutor:
                     CallOutcome.ERROR,
                 )
         context = entry.context if call.call_id is None else None
+        session, resources, deadline = self.session, self.resources, self.deadline
         if (
             context is None
-            or context.session is not self.session
-            or context.resources is not self.resources
-            or context.deadline is not self.deadline
+            or context.session is not session
+            or context.resources is not resources
+            or context.deadline is not deadline
         ):
             context = ToolContext(
                 self.prompt,
                 self.rendered_prompt,
-                self.session,
-                self.resources,
-                self.deadline,
+                session,
+                resources,
+                deadline,
                 tool,
                 call.call_id,
             )
@@ -502,9 +503,10 @@ class ToolExecutor:
                 entry.context = context
         call.context = context
         asked: tuple[str, str] | None = None
+        params = call.params
         for policy in entry.policies:
             try:
-                decision = policy.check(tool, call.params, context=call.context)
+                decision = policy.check(tool, params, context=context)
             except PromptEvaluationError as exc:
                 self._abort(call, exc)
             except Exception as exc:  # noqa: BLE001 - a broken policy denies, it never crashes
