@@ -370,6 +370,17 @@ def test_get_after_close_raises():
     resources.close()  # idempotent
 
 
+def test_get_optional_of_a_built_singleton_after_close_raises():
+    # get_optional hands out built singletons without the lock; closing still ends that.
+    resources = ResourceRegistry.of(Binding(Config, lambda r: Config())).open()
+    built = resources.get_optional(Config)
+    assert built is not None
+    assert resources.get_optional(Config) is built
+    resources.close()
+    with pytest.raises(ResourceError, match="these resources are closed"):
+        resources.get_optional(Config)
+
+
 def test_concurrent_gets_build_one_singleton():
     barrier = threading.Barrier(8)
     built = []

@@ -182,3 +182,66 @@ def test_snapshot_covers_state_slices_created_later() -> None:
     session.restore(before)
     assert session[Early].all() == (Early(1),)
     assert session[Late].all() == ()
+
+
+@dataclass(frozen=True)
+class Bump:
+    """An event whose reducer appends to the STATE slice Note."""
+
+    n: int
+
+
+STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.sampled_from([Plan, Note, Invoked]), st.integers(0, 9)),
+        st.tuples(st.just("clear"), st.sampled_from([Plan, Note]), st.none()),
+        st.tuples(st.just("seed"), st.just(Note), st.lists(st.integers(0, 9), max_size=3)),
+        st.tuples(st.just("dispatch"), st.just(Invoked), st.integers(0, 9)),
+        st.tuples(st.just("bump"), st.just(Bump), st.integers(0, 9)),
+        st.tuples(st.just("record"), st.sampled_from(["p", "q"]), st.integers(0, 9)),
+        st.tuples(st.just("snapshot"), st.none(), st.none()),
+        st.tuples(st.just("restore"), st.none(), st.integers(0, 20)),
+    ),
+    max_size=40,
+)
+
+
+def _state(session: Session) -> tuple[object, ...]:
+    from haversack._policy_state import policy_values
+
+    return (
+        session[Plan].all(),
+        session[Note].all(),
+        frozenset(policy_values(session, "p")),
+        frozenset(policy_values(session, "q")),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=STEPS)
+def test_snapshots_stay_exact_however_changes_snapshots_and_restores_interleave(steps):
+    # Snapshots share one view of the STATE slices until one changes: every way of changing
+    # one (a slice method, a reducer, a restore, a policy's record) must end that sharing.
+    from haversack._policy_state import add_policy_value
+    from haversack._session import Append
+
+    session = make_session()
+    session.register_reducer(Bump, lambda view, event: Append(Note(event.n)), slice_type=Note)
+    taken: list[tuple[SessionSnapshot, tuple[object, ...]]] = []
+    for action, what, arg in steps:
+        if action == "snapshot":
+            taken.append((session.snapshot(), _state(session)))
+        elif action == "restore":
+            if taken:
+                snapshot, expected = taken[arg % len(taken)]
+                session.restore(snapshot)
+                assert _state(session) == expected
+        elif action == "bump":
+            session.dispatch(Bump(arg))
+        elif action == "record":
+            add_policy_value(session, what, str(arg))
+        else:
+            _apply(session, [(action, what, arg)])
+    for snapshot, expected in taken:
+        session.restore(snapshot)
+        assert _state(session) == expected

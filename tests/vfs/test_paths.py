@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from haversack.errors import InvalidPathError
-from haversack.filesystem import MAX_PATH_DEPTH, MAX_SEGMENT_LENGTH
+from haversack.filesystem import MAX_PATH_DEPTH, MAX_SEGMENT_LENGTH, normalize_path
 from haversack_vfs import InMemoryFilesystem
 
 
@@ -94,3 +96,57 @@ def test_workspace_prefix_without_leading_slash_is_a_directory_name():
     fs.write("workspace/a", "x")
     assert fs.exists("/workspace/workspace/a")
     assert not fs.exists("/workspace/a")
+
+
+_PIECES = st.sampled_from(
+    [
+        "a",
+        "b.txt",
+        ".",
+        "..",
+        "...",
+        "/",
+        "//",
+        " ",
+        "\t",
+        "\u00a0",
+        "\u2003",
+        "\x00",
+        "\x1c",
+        "\x7f",
+        "é",
+        "workspace",
+        "x" * 255,
+        "y" * 256,
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_the_canonical_shortcut_only_accepts_what_normalisation_leaves_unchanged(path):
+    # normalize_path skips rebuilding a path that matches _CANONICAL: sound only if every
+    # such path is its own canonical spelling.
+    from haversack.filesystem._paths import _CANONICAL, _rebuild
+
+    if _CANONICAL.fullmatch(path):
+        assert _rebuild(path, "/workspace") == path
+        assert _rebuild(path, "/") == path
+    try:
+        expected: str | type[InvalidPathError] = _rebuild(path, "/workspace")
+    except InvalidPathError:
+        expected = InvalidPathError
+    try:
+        got: str | type[InvalidPathError] = normalize_path(path)
+    except InvalidPathError:
+        got = InvalidPathError
+    assert got == expected
+
+
+def test_the_canonical_shortcut_covers_the_usual_spellings():
+    from haversack.filesystem._paths import _CANONICAL
+
+    for path in ("a", "src/file0.py", ".github/workflows/ci.yml", "a b/c", "x/" * 31 + "y"):
+        assert _CANONICAL.fullmatch(path)
+    for path in ("/a", "a/", "a//b", "./a", "a/..", " a", "x/" * 32 + "y", "a" * 256):
+        assert not _CANONICAL.fullmatch(path)

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ToolExecutor"]
 
-_NO_SNAPSHOTTABLES: tuple[Snapshottable, ...] = ()
 _clock = time.perf_counter
 
 
@@ -58,10 +57,11 @@ class _Call:
         "entry",
         "name",
         "params",
-        "restore",
         "result",
+        "saved",
         "scope",
         "shared",
+        "snapshots",
         "start",
         "tool",
     )
@@ -75,42 +75,44 @@ class _Call:
         self.arguments = arguments
         self.call_id = call_id
         # An unknown tool changes nothing (its call is only logged): it needs no turn alone.
-        self.shared = entry is None or entry.shared
-        self.tool: Tool[Any, Any] | None = None if entry is None else entry.tool
+        if entry is None:
+            self.shared = True
+            self.tool: Tool[Any, Any] | None = None
+        else:
+            self.shared = entry.shared
+            self.tool = entry.tool
         self.params: Any = None
         self.context: ToolContext | None = None
-        self.restore: _Restore | None = None
+        # The transaction: the session's snapshot (None: nothing to roll back) and those
+        # of the snapshottable resources, restored together by _rollback.
+        self.saved: SessionSnapshot | None = None
+        self.snapshots: list[tuple[Snapshottable, object]] | None = None
         self.scope: ToolCallScope | _SharedScope | None = None
         self.approved = False  # a human approved: policies that ask are answered
         self.result: ToolResult[Any] | None = None  # decided without running (a denial)
 
 
-class _Restore:
-    """Snapshots of the session and of every snapshottable resource, restorable at once."""
-
-    __slots__ = ("resources", "session", "session_snapshot")
-
-    def __init__(self, session: Session, resources: tuple[Snapshottable, ...]) -> None:
-        self.session = session
-        self.session_snapshot: SessionSnapshot = session.snapshot()
-        self.resources = [(resource, resource.snapshot()) for resource in resources]
-
-    def __call__(self) -> None:
-        # Every restore is attempted even if one fails; the session's cannot fail.
-        failures: list[tuple[Snapshottable, Exception]] = []
-        for resource, snapshot in self.resources:
-            try:
-                resource.restore(snapshot)
-            except Exception as exc:  # noqa: BLE001 - reported together below
-                failures.append((resource, exc))
-        self.session.restore(self.session_snapshot)
-        if failures:
-            broken, error = failures[0]
-            raise PromptEvaluationError(
-                f"Rolling back a failed tool call left {type(broken).__qualname__} in an "
-                f"unknown state (its restore() raised {type(error).__name__}: {error}); the "
-                "evaluation cannot continue safely."
-            ) from error
+def _restore(
+    session: Session,
+    saved: SessionSnapshot,
+    snapshots: Sequence[tuple[Snapshottable, object]] | None,
+) -> None:
+    """Put back the session and every snapshottable resource as a call found them."""
+    # Every restore is attempted even if one fails; the session's cannot fail.
+    failures: list[tuple[Snapshottable, Exception]] = []
+    for resource, snapshot in snapshots or ():
+        try:
+            resource.restore(snapshot)
+        except Exception as exc:  # noqa: BLE001 - reported together below
+            failures.append((resource, exc))
+    session.restore(saved)
+    if failures:
+        broken, error = failures[0]
+        raise PromptEvaluationError(
+            f"Rolling back a failed tool call left {type(broken).__qualname__} in an "
+            f"unknown state (its restore() raised {type(error).__name__}: {error}); the "
+            "evaluation cannot continue safely."
+        ) from error
 
 
 class _SharedScope:
@@ -468,10 +470,11 @@ class ToolExecutor:
         if not entry.shared:
             try:
                 fixed = self._fixed_snapshottables
-                call.restore = _Restore(
-                    self.session,
-                    fixed if fixed is not None else self.resources.snapshottables(),
-                )
+                snapshots = []
+                for resource in fixed if fixed is not None else self.resources.snapshottables():
+                    snapshots.append((resource, resource.snapshot()))
+                call.snapshots = snapshots
+                call.saved = self.session.snapshot()  # last: set, it says there is a transaction
             except Exception as exc:  # noqa: BLE001 - no snapshot, no call
                 return self._fail(
                     call,
@@ -480,18 +483,19 @@ class ToolExecutor:
                     CallOutcome.ERROR,
                 )
         context = entry.context if call.call_id is None else None
+        session, resources, deadline = self.session, self.resources, self.deadline
         if (
             context is None
-            or context.session is not self.session
-            or context.resources is not self.resources
-            or context.deadline is not self.deadline
+            or context.session is not session
+            or context.resources is not resources
+            or context.deadline is not deadline
         ):
             context = ToolContext(
                 self.prompt,
                 self.rendered_prompt,
-                self.session,
-                self.resources,
-                self.deadline,
+                session,
+                resources,
+                deadline,
                 tool,
                 call.call_id,
             )
@@ -499,9 +503,10 @@ class ToolExecutor:
                 entry.context = context
         call.context = context
         asked: tuple[str, str] | None = None
+        params = call.params
         for policy in entry.policies:
             try:
-                decision = policy.check(tool, call.params, context=call.context)
+                decision = policy.check(tool, params, context=context)
             except PromptEvaluationError as exc:
                 self._abort(call, exc)
             except Exception as exc:  # noqa: BLE001 - a broken policy denies, it never crashes
@@ -609,10 +614,10 @@ class ToolExecutor:
             self._rollback(call)
             return self._publish(call, outcome, CallOutcome.FAILED, rendered=rendered)
         recorders = self._recorders
-        if recorders and call.restore is None:
+        if recorders and call.saved is None:
             # A read-only call took no snapshot, but policies record into the session: if one
             # of them fails, what the others recorded must go too.
-            call.restore = _Restore(self.session, _NO_SNAPSHOTTABLES)
+            call.saved = self.session.snapshot()
         for policy in recorders:
             try:
                 policy.on_result(tool, call.params, outcome, context=call.context)
@@ -651,11 +656,11 @@ class ToolExecutor:
         raise exc
 
     def _rollback(self, call: _Call) -> None:
-        restore, call.restore = call.restore, None
-        if restore is None:
+        saved, call.saved = call.saved, None
+        if saved is None:
             return
         try:
-            restore()
+            _restore(self.session, saved, call.snapshots)
         except PromptEvaluationError as exc:
             self._publish(call, ToolResult.error(str(exc)), CallOutcome.ABORTED)
             raise

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._policy import PolicyDecision
+from ._policy_state import add_policy_value, policy_values
 from .errors import FilesystemError
 from .filesystem._protocol import Filesystem
 
@@ -82,8 +83,6 @@ class ReadBeforeWritePolicy:
             exists = filesystem.exists(path)
         except FilesystemError as exc:
             return PolicyDecision.deny(str(exc))
-        from ._policy_state import policy_values  # loaded at the first call, not at compose
-
         if not exists or path in policy_values(context.session, self._name):
             return PolicyDecision.allow()
         readers = " or ".join(sorted(self.read_tools)) or "a read tool"
@@ -95,9 +94,10 @@ class ReadBeforeWritePolicy:
     def on_result(
         self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
     ) -> None:
-        if not result.success or not (
-            _named(tool, self.read_tools) or _named(tool, self.write_tools)
-        ):
+        if not result.success:
+            return
+        names = (tool.name, tool.original_name)  # what _named matches, for both sets at once
+        if self.read_tools.isdisjoint(names) and self.write_tools.isdisjoint(names):
             return
         raw = self._raw_path(params)
         filesystem = context.resources.get_optional(Filesystem)  # type: ignore[type-abstract]
@@ -107,8 +107,6 @@ class ReadBeforeWritePolicy:
             path = filesystem.normalize(raw)
         except FilesystemError:
             return
-        from ._policy_state import add_policy_value
-
         add_policy_value(context.session, self._name, path)
 
     def _raw_path(self, params: Any) -> str | None:

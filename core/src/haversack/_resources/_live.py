@@ -19,14 +19,6 @@ __all__ = ["Resources", "ToolCallScope"]
 T = TypeVar("T")
 
 
-class _Frame:
-    __slots__ = ("instances", "owned")
-
-    def __init__(self) -> None:
-        self.instances: dict[type, object] = {}
-        self.owned: list[object] = []
-
-
 class Resources:
     """Live resources of one opened :class:`ResourceRegistry`; a context manager.
 
@@ -111,6 +103,11 @@ class Resources:
 
     def get_optional(self, tp: type[T], /) -> T | None:
         """The instance for ``tp``, or ``None`` if unbound (a failing factory still raises)."""
+        # A built singleton needs neither the lock nor its binding (policies ask on every
+        # call). Read before the flag: found and not yet closed is a get that came first.
+        built = self._singletons.get(tp)
+        if built is not None and not self._closed:
+            return built  # type: ignore[return-value]
         binding = self._registry.get_optional(tp)
         return None if binding is None else self._get(binding)
 
@@ -130,7 +127,7 @@ class Resources:
                 if not binding.prebuilt:
                     self._owned.append(obj)
                 return obj
-            frame: _Frame | None = getattr(self._local, "frame", None)
+            frame: ToolCallScope | None = getattr(self._local, "frame", None)
             needed_by_singleton = any(b.scope is Scope.SINGLETON for b in self._stack())
             if binding.scope is Scope.TOOL_CALL:
                 if needed_by_singleton:
@@ -144,15 +141,15 @@ class Resources:
                         f"{type_name(tp)} is TOOL_CALL-scoped: get it inside "
                         "`with resources.tool_call():`."
                     )
-                if tp in frame.instances:
-                    return frame.instances[tp]
+                if tp in frame._instances:
+                    return frame._instances[tp]
                 obj = self._build(binding)
-                frame.instances[tp] = obj
-                frame.owned.append(obj)
+                frame._instances[tp] = obj
+                frame._owned.append(obj)
                 return obj
             obj = self._build(binding)
             # A prototype lives as long as what asked for it: a singleton keeps it to the end.
-            owner = frame.owned if frame is not None and not needed_by_singleton else self._owned
+            owner = frame._owned if frame is not None and not needed_by_singleton else self._owned
             owner.append(obj)
             return obj
 
@@ -234,26 +231,33 @@ class Resources:
 
 
 class ToolCallScope:
-    """The ``TOOL_CALL`` scope opened by :meth:`Resources.tool_call`; yields the resources."""
+    """The ``TOOL_CALL`` scope opened by :meth:`Resources.tool_call`; yields the resources.
 
-    __slots__ = ("_frame", "_resources")
+    While open it is its thread's frame: it holds the ``TOOL_CALL`` instances of the call
+    and what the call built (closed when it ends).
+    """
+
+    __slots__ = ("_instances", "_owned", "_resources", "_used")
 
     def __init__(self, resources: Resources) -> None:
         self._resources = resources
-        self._frame: _Frame | None = None
+        self._used = False
+        self._instances: dict[type, object] = {}
+        self._owned: list[object] = []
 
     def __enter__(self) -> Resources:
         resources = self._resources
         local = resources._local
-        if resources.closed:
+        if resources._closed:
             raise ResourceError("Cannot open a tool call: these resources are closed.")
         if getattr(local, "frame", None) is not None:
             raise ResourceError(
                 "A tool call scope is already open in this thread; tool calls do not nest."
             )
-        if self._frame is not None:
+        if self._used:
             raise ResourceError("This tool call scope was already used; call tool_call() again.")
-        self._frame = local.frame = _Frame()
+        self._used = True
+        local.frame = self
         return resources
 
     def __exit__(
@@ -262,11 +266,10 @@ class ToolCallScope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        frame = self._frame
-        assert frame is not None
+        assert self._used
         self._resources._local.frame = None
-        if frame.owned:
-            _close_all(frame.owned, "ending a tool call", quiet=exc_type is not None)
+        if self._owned:
+            _close_all(self._owned, "ending a tool call", quiet=exc_type is not None)
 
 
 def _close_all(owned: list[object], during: str, *, quiet: bool) -> None:

@@ -6,7 +6,8 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
 from ._chain import EMPTY, Chain
@@ -104,9 +105,20 @@ class Session:
         # The reducer register_log installed per log type, so a second call replaces it.
         self._log_reducers: dict[type, Reducer[Any, Any]] = {}
         self._subscribers: dict[type | None, list[_Subscription]] = {}
+        # Per dispatched event type, its subscribers then the catch-all ones: built on the
+        # first dispatch, forgotten when anyone subscribes or unsubscribes.
+        self._audience: dict[type, tuple[_Subscription, ...]] = {}
         self._reducing = False
         # The STATE slice types, for snapshot(); rebuilt when a slice is created.
         self._state_types: tuple[type, ...] = ()
+        # The STATE slices' contents as the last snapshot saw them, shared by every snapshot
+        # taken until a STATE slice changes (``None`` once one has): executors snapshot before
+        # every call, and most calls change no STATE slice.
+        self._state_view: Mapping[type, Chain[Any]] | None = None
+        # What each policy has recorded (haversack._policy_state), by policy name: rolled
+        # back with the STATE slices. Copy-on-write, never changed in place, so a snapshot
+        # keeps a reference; recording a value is one dict copy, not a slice write.
+        self._policy_state: Mapping[str, object] = {}
 
     @property
     def session_id(self) -> str:
@@ -167,6 +179,7 @@ class Session:
         self._chains[slice_type] = EMPTY
         if policy is SlicePolicy.STATE:
             self._state_types = (*self._state_types, slice_type)
+            self._state_view = None
 
     def _items(self, slice_type: type[T]) -> tuple[T, ...]:
         """``self[slice_type].all()`` without building a :class:`Slice` (a hot path)."""
@@ -183,6 +196,7 @@ class Session:
             for item in items:
                 _check_item(item, slice_type, "seed")
             self._chains[slice_type] = Chain.of(items)
+            self._state_view = None
 
     def _change(self, slice_type: type, op: object, action: str) -> None:
         with self._lock:
@@ -191,6 +205,7 @@ class Session:
             self._chains[slice_type] = _apply(
                 self._chains[slice_type], op, slice_type, action, self._bounds.get(slice_type)
             )
+            self._state_view = None
 
     def _guard(self, action: str) -> None:
         if self._reducing:
@@ -295,31 +310,37 @@ class Session:
                 self._guard(f"dispatch({event_type.__qualname__})")
             entries = self._reducers.get(event_type)
             if entries:
+                chains, bounds = self._chains, self._bounds
                 working: dict[type, Chain[Any]] = {}
-                for slice_type, reducer in entries:
-                    chain = (
-                        working[slice_type] if slice_type in working else self._chains[slice_type]
-                    )
-                    self._reducing = True
-                    try:
-                        op = reducer(SliceView(slice_type, chain), event)
-                        working[slice_type] = _apply(
-                            chain, op, slice_type, "reducer", self._bounds.get(slice_type)
-                        )
-                    except Exception as exc:
-                        exc.add_note(
-                            f"while reducer {_callable_name(reducer)} handled "
-                            f"{event_type.__qualname__} for slice {slice_type.__qualname__}; "
-                            "no slice was changed by this dispatch"
-                        )
-                        raise
-                    finally:
-                        self._reducing = False
-                self._chains.update(working)
-            subscriptions = [
-                *self._subscribers.get(event_type, ()),
-                *self._subscribers.get(None, ()),
-            ]
+                self._reducing = True
+                try:
+                    for slice_type, reducer in entries:
+                        chain = working[slice_type] if slice_type in working else chains[slice_type]
+                        try:
+                            op = reducer(SliceView(slice_type, chain), event)
+                            working[slice_type] = _apply(
+                                chain, op, slice_type, "reducer", bounds.get(slice_type)
+                            )
+                        except Exception as exc:
+                            exc.add_note(
+                                f"while reducer {_callable_name(reducer)} handled "
+                                f"{event_type.__qualname__} for slice {slice_type.__qualname__}; "
+                                "no slice was changed by this dispatch"
+                            )
+                            raise
+                finally:
+                    self._reducing = False
+                chains.update(working)
+                if self._state_view is not None and not working.keys().isdisjoint(
+                    self._state_types
+                ):
+                    self._state_view = None
+            subscriptions = self._audience.get(event_type)
+            if subscriptions is None:
+                subscriptions = self._audience[event_type] = (
+                    *self._subscribers.get(event_type, ()),
+                    *self._subscribers.get(None, ()),
+                )
         for subscription in subscriptions:
             try:
                 subscription.callback(event)
@@ -358,25 +379,33 @@ class Session:
         with self._lock:
             # Copy-on-write so dispatch can iterate a list no one mutates.
             self._subscribers[event_type] = [*self._subscribers.get(event_type, ()), subscription]
+            self._audience = {}
 
         def unsubscribe() -> None:
             with self._lock:
                 current = self._subscribers.get(event_type, [])
                 self._subscribers[event_type] = [s for s in current if s is not subscription]
+                self._audience = {}
 
         return unsubscribe
 
     # -- snapshots ----------------------------------------------------------------------------
 
     def snapshot(self) -> SessionSnapshot:
-        """Capture every ``STATE`` slice; O(number of slice types), independent of history."""
+        """Capture every ``STATE`` slice (and the policies' records); O(number of slice
+        types) at most, independent of history, and O(1) while no STATE slice changes."""
         with self._lock:
-            chains = self._chains
-            state = {tp: chains[tp] for tp in self._state_types}
-        return SessionSnapshot(self._token, self._id, state)
+            view = self._state_view
+            if view is None:
+                chains = self._chains
+                view = self._state_view = MappingProxyType(
+                    {tp: chains[tp] for tp in self._state_types}
+                )
+            return SessionSnapshot(self._token, self._id, view, self._policy_state)
 
     def restore(self, snapshot: SessionSnapshot) -> None:
-        """Put every ``STATE`` slice back exactly as it was in ``snapshot``.
+        """Put every ``STATE`` slice (and the policies' records) back exactly as they were
+        in ``snapshot``.
 
         ``STATE`` slices first used after the snapshot become empty; ``LOG`` slices, reducers
         and subscribers are untouched. A snapshot of another session raises ``ValueError``.
@@ -393,8 +422,21 @@ class Session:
         with self._lock:
             self._guard("restore()")
             saved = snapshot._slices
-            for tp in self._state_types:
-                self._chains[tp] = saved.get(tp, EMPTY)
+            if saved is not self._state_view:  # else every STATE slice is as saved already
+                chains = self._chains
+                for tp in self._state_types:
+                    chains[tp] = saved.get(tp, EMPTY)
+                # STATE types only ever grow, so the same count means the same types.
+                self._state_view = saved if len(saved) == len(self._state_types) else None
+            self._policy_state = snapshot._policy_state
+
+    # -- policy records -----------------------------------------------------------------------
+
+    def _set_policy_state(self, policy: str, value: object) -> None:
+        """Make ``value`` what ``policy`` has recorded (the caller holds ``self._lock``)."""
+        if self._reducing:
+            self._guard(f"add_policy_value({policy!r}, ...)")
+        self._policy_state = {**self._policy_state, policy: value}
 
     def __iter__(self) -> Iterator[type]:
         return iter(self.slice_types)
@@ -406,10 +448,12 @@ def _apply(
     if op is None:
         return chain
     if isinstance(op, Append):
-        _check_item(op.item, slice_type, source)
+        item = op.item
+        if not isinstance(item, slice_type):  # the check of _check_item, without its call
+            _check_item(item, slice_type, source)
         if bound is not None:
-            return chain.append_bounded(op.item, bound)
-        return chain.append(op.item)
+            return chain.append_bounded(item, bound)
+        return chain.append(item)
     if isinstance(op, Extend):
         for item in op.items:
             _check_item(item, slice_type, source)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ._chain import EMPTY, Chain
@@ -14,20 +13,28 @@ T = TypeVar("T")
 
 
 class SessionSnapshot:
-    """An opaque, immutable record of a session's STATE slices, made by ``Session.snapshot``.
+    """An opaque, immutable record of a session's STATE slices (and of what its policies
+    have recorded), made by ``Session.snapshot``.
 
     It holds references to the slices' immutable contents, so taking one costs O(number of
     slice types) however long the history is. It can only be restored into the session that
     took it.
     """
 
-    __slots__ = ("_owner", "_session_id", "_slices")
+    __slots__ = ("_owner", "_policy_state", "_session_id", "_slices")
 
-    def __init__(self, owner: object, session_id: str, slices: dict[type, Chain[Any]]) -> None:
+    def __init__(
+        self,
+        owner: object,
+        session_id: str,
+        slices: Mapping[type, Chain[Any]],
+        policy_state: Mapping[str, object],
+    ) -> None:
         self._owner = owner
         self._session_id = session_id
-        # Session.snapshot hands over a fresh dict, so wrapping it without a copy is safe.
-        self._slices: Mapping[type, Chain[Any]] = MappingProxyType(slices)
+        # Read-only views the session never changes (it replaces them), so no copies.
+        self._slices = slices
+        self._policy_state = policy_state
 
     @property
     def session_id(self) -> str:

@@ -18,6 +18,14 @@ MAX_PATH_DEPTH: Final = 32
 MAX_SEGMENT_LENGTH: Final = 255
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A path already in canonical form (what _normalize would return unchanged): relative, one
+# "/" between segments, none "." or "..", no control characters, no surrounding whitespace
+# (``\s`` is str.strip's whitespace), within the depth and segment limits. Possessive and
+# bounded, so even a hostile string is rejected in O(depth x segment length) steps.
+_SEGMENT = rf"[^/\x00-\x1f\x7f]{{1,{MAX_SEGMENT_LENGTH}}}+"
+_CANONICAL = re.compile(
+    rf"(?!\s)(?:(?!\.\.?/){_SEGMENT}/){{0,{MAX_PATH_DEPTH - 1}}}+(?!\.\.?\Z){_SEGMENT}(?<!\s)"
+)
 
 
 def normalize_path(path: str, *, mount_point: str = WORKSPACE_MOUNT) -> str:
@@ -41,6 +49,14 @@ def normalize_path(path: str, *, mount_point: str = WORKSPACE_MOUNT) -> str:
 @lru_cache(maxsize=8192)
 def _normalize(path: str, mount_point: str) -> str:
     # Cached: a session names the same few paths over and over, and errors are not cached.
+    # A path first seen is usually spelled canonically already: one match, no rebuilding.
+    if _CANONICAL.fullmatch(path):
+        return path
+    return _rebuild(path, mount_point)
+
+
+def _rebuild(path: str, mount_point: str) -> str:
+    """The canonical spelling of any ``path``, or ``InvalidPathError``."""
     text = path.strip()
     if _CONTROL.search(text):
         raise InvalidPathError(f"Path {path!r} contains control characters.", path=path)
