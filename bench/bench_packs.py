@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,6 +19,48 @@ N_DISTS, N_PACKS, TOOLS_PER_PACK = 200, 50, 3
 #: What any command line whose packs define dataclasses (params, options) and parse
 #: arguments needs from the standard library, before any haversack code runs.
 STDLIB_FLOOR = "typing, dataclasses, argparse, pathlib, json, threading"
+
+#: Runs ``haversack render`` in this process and prints how many dataclasses it defined
+#: (the core's, the packs' options, params and results): each costs a few compile() calls.
+COUNT_DATACLASSES = """
+import contextlib, dataclasses, io, runpy, sys
+made = []
+process = dataclasses._process_class
+def counting(cls, *args, **kwargs):
+    made.append(cls)
+    return process(cls, *args, **kwargs)
+dataclasses._process_class = counting
+sys.argv = ["haversack", "render"]
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    runpy.run_module("haversack", run_name="__main__")
+print(len(made))
+"""
+
+#: A process defining ``{count}`` frozen, slotted three-field dataclasses after the stdlib floor.
+DEFINE_DATACLASSES = """
+import {floor}
+from dataclasses import dataclass
+for _ in range({count}):
+    @dataclass(frozen=True, slots=True)
+    class Record:
+        \"\"\"A record.\"\"\"
+        a: int
+        b: str = ""
+        c: float = 0.0
+"""
+
+
+def _dataclasses_in_render(python: str, env: dict[str, str]) -> int:
+    done = subprocess.run(
+        [python, "-c", COUNT_DATACLASSES],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return int(done.stdout.split()[-1])
+
 
 PACK_SOURCE = """
 from haversack import Tool, ToolResult
@@ -136,12 +179,15 @@ def _processes(names: list[str], root: Path, cache: str, repeats: int) -> list[R
         env["PYTHONPATH"] = str(root)
         what = "3 synthetic packs (real pack plugins not found)"
     haversack = _haversack_command(python)
+    defined = _dataclasses_in_render(python, env)
+    records = DEFINE_DATACLASSES.format(floor=STDLIB_FLOOR, count=defined)
     scan = "from importlib.metadata import entry_points; entry_points(group='haversack')"
     listing = "import haversack; haversack.discover()"
     warm = _interleaved(
         {
             "pass": [python, "-c", "pass"],
             "stdlib": [python, "-c", f"import {STDLIB_FLOOR}"],
+            "records": [python, "-c", records],
             "render": [*haversack, "render"],
             "packs": [*haversack, "packs"],
             "scan": [python, "-c", scan],
@@ -171,6 +217,14 @@ def _processes(names: list[str], root: Path, cache: str, repeats: int) -> list[R
             floor=base,
             notes=f"python -c 'import {STDLIB_FLOOR}': what the render floor is made of "
             "before a line of haversack or a pack runs (reported, no target)",
+        ),
+        result(
+            SUITE,
+            f"the same, then {defined} dataclasses defined (whole process)",
+            warm["records"],
+            floor=base,
+            notes=f"as many frozen slotted dataclasses as haversack render defines ({what}, "
+            "counted in this run): the cost of the model's types before any other work",
         ),
         result(
             SUITE,
