@@ -30,21 +30,6 @@ def register_tools(register):
 """
 
 
-def _age(root: Path, seconds: float = 100.0) -> None:
-    """Date everything under ``root`` back, so the cache may trust its mtimes."""
-    then = time.time() - seconds
-    for path in [root, *root.rglob("*")]:
-        os.utime(path, (then, then))
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(_cache.ENV_CACHE_DIR, str(folder))
-    monkeypatch.delenv(_cache.ENV_NO_CACHE, raising=False)
-    return folder
-
-
 def _files(folder: Path) -> list[Path]:
     return sorted(folder.glob("discovery-*.json")) if folder.is_dir() else []
 
@@ -71,10 +56,10 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     assert _cache.cache_dir() == str(tmp_path / "home" / ".cache" / "haversack")
 
 
-def test_warm_hit_answers_without_scanning(site, cache_dir, monkeypatch):
+def test_warm_hit_answers_without_scanning(site, cache_dir, monkeypatch, age):
     site.add("alpha", PACK.format(name="alpha"))
     site.add("beta", PACK.format(name="beta"), requires=["haversack<0.0.1"])
-    _age(site.root)
+    age(site.root)
     cold = discover()
     assert len(_files(cache_dir)) == 1
     _no_scan(monkeypatch)
@@ -92,9 +77,9 @@ def test_warm_hit_answers_without_scanning(site, cache_dir, monkeypatch):
     assert warm["alpha"].requires == cold["alpha"].requires == ">=0.1"
 
 
-def test_warm_hit_loads_packs_through_the_cached_entry_point(site, cache_dir, monkeypatch):
+def test_warm_hit_loads_packs_through_the_cached_entry_point(site, cache_dir, monkeypatch, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     discover()
     _no_scan(monkeypatch)
     report = discover(load=True)
@@ -102,44 +87,44 @@ def test_warm_hit_loads_packs_through_the_cached_entry_point(site, cache_dir, mo
     assert report["alpha"].tools == ("alpha_tool",)
 
 
-def test_installing_a_distribution_invalidates(site, cache_dir, monkeypatch):
+def test_installing_a_distribution_invalidates(site, cache_dir, monkeypatch, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     assert [p.name for p in discover()] == ["alpha"]
     site.add("beta", PACK.format(name="beta"))
     assert [p.name for p in discover()] == ["alpha", "beta"]
 
 
-def test_installing_a_plain_library_invalidates_too(site, cache_dir):
+def test_installing_a_plain_library_invalidates_too(site, cache_dir, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     discover()
     before = _cache._key()[0]
     write_distribution(site.root, "some-lib")
     assert _cache._key()[0] != before
 
 
-def test_uninstalling_a_distribution_invalidates(site, cache_dir):
+def test_uninstalling_a_distribution_invalidates(site, cache_dir, age):
     site.add("alpha", PACK.format(name="alpha"))
     site.add("beta", PACK.format(name="beta"))
-    _age(site.root)
+    age(site.root)
     assert [p.name for p in discover()] == ["alpha", "beta"]
     shutil.rmtree(site.root / "hvt_beta-1.0.dist-info")
     assert [p.name for p in discover()] == ["alpha"]
 
 
-def test_upgrading_a_distribution_invalidates(site, cache_dir):
+def test_upgrading_a_distribution_invalidates(site, cache_dir, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     assert discover()["alpha"].version == "1.0"
     shutil.rmtree(site.root / "hvt_alpha-1.0.dist-info")
     site.add("alpha", PACK.format(name="alpha"), version="2.0")
     assert discover()["alpha"].version == "2.0"
 
 
-def test_metadata_rewritten_in_place_invalidates(site, cache_dir):
+def test_metadata_rewritten_in_place_invalidates(site, cache_dir, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     assert discover()["alpha"].status == "not-imported"
     metadata = site.root / "hvt_alpha-1.0.dist-info" / "METADATA"
     metadata.write_text(metadata.read_text().replace("haversack>=0.1", "haversack<0.0.1"))
@@ -155,9 +140,9 @@ def test_fresh_folders_are_not_cached(site, cache_dir):
     assert _files(cache_dir) == []
 
 
-def test_no_cache_variable_disables_it(site, cache_dir, monkeypatch):
+def test_no_cache_variable_disables_it(site, cache_dir, monkeypatch, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     monkeypatch.setenv("HAVERSACK_NO_CACHE", "1")
     assert [p.name for p in discover()] == ["alpha"]
     assert _files(cache_dir) == []
@@ -167,9 +152,9 @@ def test_no_cache_variable_disables_it(site, cache_dir, monkeypatch):
     "content",
     [b"", b"{not json", b"[]", b'{"key": 1}', b"\xff\xfe garbage", b'{"key": null, "x": 1}'],
 )
-def test_corrupt_cache_is_ignored_and_replaced(site, cache_dir, content):
+def test_corrupt_cache_is_ignored_and_replaced(site, cache_dir, content, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     discover()
     (path,) = _files(cache_dir)
     path.write_bytes(content)
@@ -177,9 +162,9 @@ def test_corrupt_cache_is_ignored_and_replaced(site, cache_dir, content):
     assert json.loads(path.read_text())["candidates"][0]["name"] == "alpha"
 
 
-def test_corrupt_rows_under_a_matching_key_are_ignored(site, cache_dir):
+def test_corrupt_rows_under_a_matching_key_are_ignored(site, cache_dir, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     discover()
     (path,) = _files(cache_dir)
     data = json.loads(path.read_text())
@@ -188,19 +173,19 @@ def test_corrupt_rows_under_a_matching_key_are_ignored(site, cache_dir):
     assert [p.name for p in discover()] == ["alpha"]
 
 
-def test_unwritable_cache_dir_falls_back(site, tmp_path, monkeypatch):
+def test_unwritable_cache_dir_falls_back(site, tmp_path, monkeypatch, age):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("HAVERSACK_CACHE_DIR", str(blocker / "cache"))
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     assert [p.name for p in discover()] == ["alpha"]
     assert [p.name for p in discover()] == ["alpha"]
 
 
-def test_concurrent_writers_leave_a_valid_file(site, cache_dir):
+def test_concurrent_writers_leave_a_valid_file(site, cache_dir, age):
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     key = _cache._key()[0]
     found = _discovery.scan()
     path = _cache._file()
@@ -279,7 +264,7 @@ def test_config_precheck_skips_files_that_only_mention_haversack(tmp_path, monke
     assert _config.find_config_file(tmp_path) is None
 
 
-def test_the_cache_folder_keeps_only_the_newest_files(site, cache_dir, monkeypatch):
+def test_the_cache_folder_keeps_only_the_newest_files(site, cache_dir, monkeypatch, age):
     cache_dir.mkdir()
     for i in range(_cache.MAX_FILES + 5):
         old = cache_dir / f"discovery-{i:08x}.json"
@@ -287,7 +272,7 @@ def test_the_cache_folder_keeps_only_the_newest_files(site, cache_dir, monkeypat
         os.utime(old, ns=(i * 1_000_000_000, i * 1_000_000_000))
     (cache_dir / "unrelated.txt").write_text("kept")
     site.add("alpha", PACK.format(name="alpha"))
-    _age(site.root)
+    age(site.root)
     assert [p.name for p in discover()] == ["alpha"]
     left = _files(cache_dir)
     assert len(left) == _cache.MAX_FILES

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
-from pathlib import Path
-
-import pytest
 
 from haversack import Tool, ToolResult, json_schema_params, serde
-from haversack._packs import _cache, _tokens, discover
+from haversack._packs import _tokens, discover
 
 PARAMS = """
 from dataclasses import dataclass, field
@@ -52,21 +47,6 @@ def _formula(tools: list[Tool]) -> int:
     return total
 
 
-def _age(root: Path, seconds: float = 100.0) -> None:
-    then = time.time() - seconds
-    for path in [root, *root.rglob("*")]:
-        os.utime(path, (then, then))
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(_cache.ENV_CACHE_DIR, str(folder))
-    monkeypatch.delenv(_cache.ENV_NO_CACHE, raising=False)
-    monkeypatch.setattr(_tokens, "_folder_stamps", {})
-    return folder
-
-
 def test_estimate_is_the_schema_json_figure(cache_dir):
     from haversack_vfs import vfs_tools
 
@@ -78,10 +58,10 @@ def test_estimate_is_the_schema_json_figure(cache_dir):
 
 
 def test_warm_estimate_builds_no_schema_and_a_changed_module_is_rebuilt(
-    site, cache_dir, monkeypatch
+    site, cache_dir, monkeypatch, age
 ):
     site.add("sized", PARAMS.format(description="short"))
-    _age(site.root)
+    age(site.root)
     cold = discover(load=True)["sized"].token_estimate
 
     def fail(tp: object) -> str:
@@ -94,7 +74,7 @@ def test_warm_estimate_builds_no_schema_and_a_changed_module_is_rebuilt(
     # An edit to the pack's source (an editable install: no version change) is seen.
     module = next(site.root.rglob("*.py"))
     module.write_text(PARAMS.format(description="a much longer description " * 8))
-    _age(site.root, seconds=50.0)
+    age(site.root, seconds=50.0)
     for name in [m for m in list(sys.modules) if m.startswith("hvt_")]:
         del sys.modules[name]
     monkeypatch.setattr(_tokens, "_folder_stamps", {})
