@@ -127,6 +127,16 @@ AREAS: dict[str, tuple[str, str]] = {
         "after: inexact rollbacks must be 0), and the garbage collector running inside "
         "`restore` (it deadlocked before).",
     ),
+    "cancellation": (
+        "12. Cancellation",
+        "A sync call of a real pack tool (`write_file`, `edit_file` with read-before-write) "
+        "run the way the MCP server runs it, in a thread of its own, and cancelled at each "
+        "point where CPython can deliver the interrupt (every function entry and every "
+        "return from C in the core and the pack, found by a profiler that parks the thread "
+        "there). A failure is a call recorded as committed whose change is missing, or "
+        "not committed whose change stayed, a call recorded twice, the call lock left held "
+        "or waited on, or a next call on the same executor that does not complete.",
+    ),
 }
 
 
@@ -170,6 +180,13 @@ FINDINGS: tuple[str, ...] = (
     "3 GiB of snapshot storage, failed calls deleted FIFOs and sockets, and the garbage "
     "collector running a snapshot finalizer inside `restore` deadlocked. Fixed in "
     "`core/src/haversack/filesystem/_snapshot.py` (branch `snapshots`).",
+    "A call cancelled over MCP could hang its session for good: the interrupt raised in "
+    "the tool's thread landed between taking the executor's call lock and the `try` that "
+    "gives it back, so the lock stayed held (cancelled at point 13 of `write_file`, the "
+    "return of the lock's acquire). With the interrupt free to land anywhere, 24 more of "
+    "the 61 points tried broke the call's all-or-nothing record (a committed change with "
+    "no record of the call, from interrupts inside publishing). Interrupts now land "
+    "only in the tool's own code (`core/src/haversack/_interrupt.py`).",
 )
 
 

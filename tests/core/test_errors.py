@@ -71,8 +71,14 @@ def test_every_class_is_in_the_docstring_tree_and_in_all() -> None:
     doc = errors.__doc__ or ""
     for name in errors.__all__:
         assert f" {name}" in doc, name
-        assert issubclass(getattr(errors, name), HaversackError)
+        if name != "ToolCallCancelled":
+            assert issubclass(getattr(errors, name), HaversackError)
     assert errors.__all__ == sorted(errors.__all__)
+
+
+def test_a_cancellation_is_outside_the_tree_so_except_exception_does_not_swallow_it() -> None:
+    assert issubclass(errors.ToolCallCancelled, BaseException)
+    assert not issubclass(errors.ToolCallCancelled, Exception)
 
 
 def test_haversack_error_message() -> None:

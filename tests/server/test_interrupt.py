@@ -1,16 +1,19 @@
-"""A cancelled call stops its worker thread, but never in the middle of importing a module."""
+"""A cancelled call stops its worker thread, but never inside an import nor a block the tool
+marked uninterruptible."""
 
 from __future__ import annotations
 
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
 
-from haversack.server._interrupt import ToolCallCancelled, run_interruptibly
+from haversack import ToolCallCancelled, check_cancelled, uninterruptible
+from haversack._interrupt import run_interruptibly
 
 
 def test_a_cancellation_waits_for_an_import_in_progress(
@@ -77,3 +80,78 @@ def test_a_cancelled_pure_python_call_stops_at_once() -> None:
 
     anyio.run(scenario)
     assert stopped.wait(2)
+
+
+def _cancel_when(ready: threading.Event, tool: Callable[[], object]) -> None:
+    """Run ``tool`` interruptibly, cancel it once ``ready`` is set, wait for its thread."""
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            tool()
+        finally:
+            finished.set()
+
+    async def scenario() -> None:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: run_interruptibly(run, name="shielded", grace_s=5))
+                await anyio.to_thread.run_sync(ready.wait)
+                tg.cancel_scope.cancel()
+
+    anyio.run(scenario)
+    assert finished.wait(5)
+
+
+def test_an_uninterruptible_block_runs_whole_and_the_cancellation_follows_it() -> None:
+    inside = threading.Event()
+    steps: list[str] = []
+
+    def tool() -> None:
+        with uninterruptible():
+            inside.set()
+            for i in range(30):  # pure-Python work an interrupt would stop at once
+                time.sleep(0.01)
+                steps.append(str(i))
+            steps.append("cleaned up")
+        steps.append("after the block")  # never reached: the cancellation is raised first
+
+    _cancel_when(inside, tool)
+    assert steps[-1] == "cleaned up"
+    assert len(steps) == 31
+
+
+def test_check_cancelled_stops_a_wait_inside_an_uninterruptible_block() -> None:
+    waiting = threading.Event()
+    steps: list[str] = []
+
+    def tool() -> None:
+        with uninterruptible():
+            try:
+                while True:
+                    waiting.set()
+                    time.sleep(0.01)
+                    check_cancelled()
+            finally:
+                steps.append("cleaned up")
+
+    started = time.monotonic()
+    _cancel_when(waiting, tool)
+    assert steps == ["cleaned up"]
+    assert time.monotonic() - started < 5
+
+
+def test_outside_a_cancellable_call_both_do_nothing() -> None:
+    with uninterruptible():
+        check_cancelled()
+    ran = threading.Event()
+
+    def elsewhere() -> None:
+        with uninterruptible():
+            check_cancelled()
+        ran.set()
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join(5)
+    assert ran.is_set()

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from ._events import ToolInvoked as ToolInvoked
     from ._events import ToolLog as ToolLog
     from ._executor import ToolExecutor as ToolExecutor
+    from ._interrupt import check_cancelled as check_cancelled
+    from ._interrupt import uninterruptible as uninterruptible
     from ._json_params import JsonArguments as JsonArguments
     from ._json_params import json_schema_params as json_schema_params
     from ._markdown import MarkdownSection as MarkdownSection
@@ -81,6 +83,7 @@ if TYPE_CHECKING:
     from .errors import PromptValidationError as PromptValidationError
     from .errors import ProviderError as ProviderError
     from .errors import ResourceError as ResourceError
+    from .errors import ToolCallCancelled as ToolCallCancelled
     from .errors import ToolValidationError as ToolValidationError
     from .filesystem import FileStat as FileStat
     from .filesystem import Filesystem as Filesystem
@@ -148,6 +151,7 @@ _EXPORTS: dict[str, str] = {
     "Snapshottable": ".filesystem",
     "Tool": "._tool",
     "ToolAnnotations": "._tool",
+    "ToolCallCancelled": ".errors",
     "ToolCallScope": "._resources",
     "ToolContext": "._context",
     "ToolExample": "._tool",
@@ -158,12 +162,14 @@ _EXPORTS: dict[str, str] = {
     "ToolPolicy": "._policy",
     "ToolResult": "._result",
     "ToolValidationError": ".errors",
+    "check_cancelled": "._interrupt",
     "compose": "._packs",
     "discover": "._packs",
     "hookimpl": ".hookspecs",
     "json_schema_params": "._json_params",
     "normalize_path": ".filesystem",
     "tool": "._tool_decorator",
+    "uninterruptible": "._interrupt",
 }
 
 # Derived from the table so there is no third list to keep. Hidden from type checkers: an

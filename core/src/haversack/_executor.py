@@ -12,6 +12,7 @@ from ._arguments import ArgumentParser, Arguments
 from ._call_lock import CallLock
 from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked, ToolLog
+from ._interrupt import current_gate
 from ._result import ToolResult, render_once
 from .errors import ApprovalError, HaversackError, PromptEvaluationError, ToolValidationError
 from .filesystem._protocol import Snapshottable
@@ -225,6 +226,12 @@ class ToolExecutor:
         whose ``value`` is a :class:`~haversack.PendingApproval`; see :meth:`resume`.
         """
         call = self._call(name, arguments, call_id)
+        gate = current_gate()
+        if gate is not None:  # a cancellable thread: only the handler may be interrupted
+            return gate.shield(self._locked_run, call)
+        return self._locked_run(call)
+
+    def _locked_run(self, call: _Call) -> ToolResult[Any]:
         shared = call.shared
         held = self._lock.acquire(shared)
         try:
@@ -302,6 +309,12 @@ class ToolExecutor:
         refused and nothing runs. Raises :class:`~haversack.ApprovalError` if no call
         ``call_id`` awaits approval.
         """
+        gate = current_gate()
+        if gate is not None:  # see execute()
+            return gate.shield(self._resume, call_id, approval)
+        return self._resume(call_id, approval)
+
+    def _resume(self, call_id: str, approval: Approval) -> ToolResult[Any]:
         call = self._resumed(call_id, approval)
         held = self._lock.acquire(call.shared)
         try:
@@ -324,10 +337,9 @@ class ToolExecutor:
         early = self._begin(call)
         if early is not None:
             return early
+        gate = current_gate()
         try:
-            outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
-            if hasattr(outcome, "__await__"):
-                outcome = _run_to_completion(outcome)
+            outcome = _handle_sync(call) if gate is None else gate.call(_handle_sync, call)
         except BaseException as exc:  # noqa: BLE001 - mapped by _end
             return self._end(call, None, exc)
         return self._end(call, outcome, None)
@@ -693,6 +705,14 @@ class ToolExecutor:
         else:
             self.session.dispatch(event)
         return result
+
+
+def _handle_sync(call: _Call) -> Any:
+    """Run one handler to its end (an async one on a fresh event loop)."""
+    outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
+    if hasattr(outcome, "__await__"):
+        outcome = _run_to_completion(outcome)
+    return outcome
 
 
 async def _handle(call: _Call) -> tuple[Any, BaseException | None]:

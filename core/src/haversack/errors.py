@@ -28,6 +28,11 @@ A tool failing at run time never raises into the evaluation: the executor turns 
     └── PackError                                   a tool pack cannot be used
         ├── PackLoadError                           import, hook or compatibility failure
         └── PackConfigError (ValueError)            a pack's configuration is invalid
+
+Outside the tree, a ``BaseException`` like :class:`asyncio.CancelledError` (so a tool's
+``except Exception`` does not swallow it)::
+
+    ToolCallCancelled                               a sync tool's call was cancelled
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ __all__ = [
     "ProviderError",
     "ReadOnlyFilesystemError",
     "ResourceError",
+    "ToolCallCancelled",
     "ToolValidationError",
 ]
 
@@ -222,3 +228,14 @@ class PackLoadError(PackError):
 
 class PackConfigError(PackError, ValueError):
     """A pack's configuration has unknown keys or values of the wrong type."""
+
+
+class ToolCallCancelled(BaseException):
+    """Raised inside a sync tool's handler when its call is cancelled (say, over MCP).
+
+    A ``BaseException`` like :class:`asyncio.CancelledError`, so a tool's ``except
+    Exception`` does not swallow it; the executor treats it as an abort (rolls the call
+    back, records it, re-raises). It lands only while the tool's own code runs, never in
+    the executor's bookkeeping nor inside an import. A tool that holds outside resources
+    (processes, connections) releases them in ``finally`` or ``except BaseException``.
+    """

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from haversack.errors import ToolCallCancelled
+
 from ._http import TOKEN_ENV, HttpSettings, http_app, read_token, serve_http
-from ._interrupt import ToolCallCancelled
 from ._mcp import ServeOptions, build_server, serve_stdio
 
 __all__ = [

@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from haversack._approval import ApprovalVerdict, PendingApproval
 from haversack._executor import ToolExecutor
+from haversack._interrupt import run_interruptibly
 from haversack._session import Session
 from haversack.adapters import mcp as mcp_format
 from haversack.errors import HaversackError
-
-from ._interrupt import run_interruptibly
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

@@ -17,6 +17,8 @@ import time
 from typing import Final
 from urllib.parse import urlparse
 
+from haversack import check_cancelled
+
 from ._errors import SandboxError, SandboxUnavailableError
 from ._output import CappedBuffer
 
@@ -24,7 +26,7 @@ __all__ = ["ExecStream"]
 
 _HEADER: Final = struct.Struct(">BxxxI")
 _CHUNK: Final = 65536
-#: Longest a wait for output blocks before the thread checks for a pending cancellation.
+#: Longest a wait for output blocks before the thread checks whether its call was cancelled.
 _WAKE_S: Final = 0.1
 
 
@@ -130,9 +132,10 @@ class ExecStream:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
+            # Short waits, each followed by a check: the sandbox's exec is uninterruptible
+            # (its clean-up must run whole), so a cancelled call stops here.
+            check_cancelled()
             writers = [] if self._stdin_done else [self._sock]
-            # Short waits: a cancelled call (the MCP server raises into this thread) takes
-            # effect only between bytecodes, so one long select kept `sleep 60` running.
             readable, writable, _ = select.select(
                 [self._sock], writers, [], min(remaining, _WAKE_S)
             )

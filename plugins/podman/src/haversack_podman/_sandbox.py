@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from haversack import check_cancelled, uninterruptible
 from haversack.errors import PathNotFoundError, ToolValidationError
 from haversack.filesystem import normalize_path
 
@@ -106,8 +107,12 @@ class Sandbox(Container):
         merged = {**self.config.env, **(env or {})}
         env_pairs = _check_env(merged)
         timeout = self.config.clamp_timeout(timeout_s)
-        with self._lock:
+        # Not cut short by a cancellation (an MCP client's): the command and whatever it
+        # started are always killed and the container frozen again before the call ends.
+        # The waits inside check for it instead, and stop early.
+        with uninterruptible(), self._lock:
             self.start()
+            check_cancelled()  # a first start can take seconds: do not run the command then
             # Checked while the container is quiet: nothing can swap the directory meanwhile.
             if not (self.workspace / rel).is_dir():
                 raise PathNotFoundError(
