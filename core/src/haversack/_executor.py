@@ -12,7 +12,7 @@ from ._arguments import ArgumentParser, Arguments
 from ._call_lock import CallLock
 from ._context import ToolContext
 from ._events import CallOutcome, ToolInvoked, ToolLog
-from ._interrupt import current_gate
+from ._interrupt import GATES
 from ._result import ToolResult, render_once
 from .errors import ApprovalError, HaversackError, PromptEvaluationError, ToolValidationError
 from .filesystem._protocol import Snapshottable
@@ -226,7 +226,7 @@ class ToolExecutor:
         whose ``value`` is a :class:`~haversack.PendingApproval`; see :meth:`resume`.
         """
         call = self._call(name, arguments, call_id)
-        gate = current_gate()
+        gate = GATES.gate
         if gate is not None:  # a cancellable thread: only the handler may be interrupted
             return gate.shield(self._locked_run, call)
         return self._locked_run(call)
@@ -309,7 +309,7 @@ class ToolExecutor:
         refused and nothing runs. Raises :class:`~haversack.ApprovalError` if no call
         ``call_id`` awaits approval.
         """
-        gate = current_gate()
+        gate = GATES.gate
         if gate is not None:  # see execute()
             return gate.shield(self._resume, call_id, approval)
         return self._resume(call_id, approval)
@@ -337,9 +337,14 @@ class ToolExecutor:
         early = self._begin(call)
         if early is not None:
             return early
-        gate = current_gate()
+        gate = GATES.gate
         try:
-            outcome = _handle_sync(call) if gate is None else gate.call(_handle_sync, call)
+            if gate is None:
+                outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
+                if hasattr(outcome, "__await__"):
+                    outcome = _run_to_completion(outcome)
+            else:
+                outcome = gate.call(_handle_sync, call)
         except BaseException as exc:  # noqa: BLE001 - mapped by _end
             return self._end(call, None, exc)
         return self._end(call, outcome, None)

@@ -25,9 +25,9 @@ from typing import Any, TypeVar
 from .errors import ToolCallCancelled
 
 __all__ = [
+    "GATES",
     "Interruptible",
     "check_cancelled",
-    "current_gate",
     "run_interruptibly",
     "uninterruptible",
 ]
@@ -41,16 +41,13 @@ _IMPORT_FILES = frozenset(
 _POLL_S = 0.005
 
 
-class _Local(threading.local):
+class _Gates(threading.local):
+    #: The gate of the calling thread, or ``None`` if nothing may interrupt it.
     gate: Interruptible | None = None
 
 
-_LOCAL = _Local()
-
-
-def current_gate() -> Interruptible | None:
-    """The gate of the calling thread, or ``None`` if nothing may interrupt it."""
-    return _LOCAL.gate
+#: Read on every call by the executor (an attribute, not a function: it is the hot path).
+GATES = _Gates()
 
 
 @contextmanager
@@ -62,7 +59,7 @@ def uninterruptible() -> Iterator[None]:
     ends; inside it, :func:`check_cancelled` lets a long wait stop early, at a point the tool
     chooses. Outside a cancellable call (no MCP server, a plain ``execute``) it does nothing.
     """
-    gate = _LOCAL.gate
+    gate = GATES.gate
     if gate is None:
         yield
         return
@@ -80,7 +77,7 @@ def check_cancelled() -> None:
     The cooperative check for work inside :func:`uninterruptible` (a loop that waits on a
     process or a socket); cheap enough to call on every wake-up.
     """
-    gate = _LOCAL.gate
+    gate = GATES.gate
     if gate is not None and gate.requested:
         raise ToolCallCancelled
 
@@ -103,7 +100,7 @@ class Interruptible:
     def install(self) -> None:
         """Make this the gate of the calling thread (closed until :meth:`open`)."""
         self._ident = threading.get_ident()
-        _LOCAL.gate = self
+        GATES.gate = self
 
     def open(self) -> None:
         """Let interrupts in; raises :class:`ToolCallCancelled` here if one is waiting."""
