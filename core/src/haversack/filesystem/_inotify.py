@@ -32,6 +32,8 @@ _IN_MOVE_SELF: Final = 0x800
 _IN_Q_OVERFLOW: Final = 0x4000
 _IN_IGNORED: Final = 0x8000
 _IN_ONLYDIR: Final = 0x01000000
+_IN_ISDIR: Final = 0x40000000
+_NAME_EVENTS: Final = _IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO
 _IN_NONBLOCK: Final = os.O_NONBLOCK
 _IN_CLOEXEC: Final = os.O_CLOEXEC
 _MASK: Final = (
@@ -47,6 +49,36 @@ _MASK: Final = (
     | _IN_ONLYDIR  # no IN_DONT_FOLLOW: /proc/self/fd/N is a link that must be followed
 )
 _HEADER: Final = struct.Struct("iIII")
+
+
+class _Births:
+    """Names made since the last drain, followed through renames. One removed or replaced
+    may have been a hard link to any file, written through and gone again: that file's own
+    directory got no event, so the caller must check every file."""
+
+    __slots__ = ("_born", "_gone", "_moving")
+
+    def __init__(self) -> None:
+        self._born: set[tuple[int, bytes]] = set()
+        self._moving: set[int] = set()  # cookies of made names being renamed
+        self._gone = False
+
+    def see(self, mask: int, cookie: int, name: tuple[int, bytes]) -> None:
+        made = name in self._born
+        self._born.discard(name)
+        if mask & _IN_MOVED_FROM:
+            if made:
+                self._moving.add(cookie)
+            return
+        if made:  # removed, or replaced by another name or a new file
+            self._gone = True
+        if mask & _IN_CREATE or (mask & _IN_MOVED_TO and cookie in self._moving):
+            self._moving.discard(cookie)
+            self._born.add(name)
+
+    def churned(self) -> bool:
+        # A made name renamed where no watch saw it arrive counts as gone.
+        return self._gone or bool(self._moving)
 
 
 class Watcher:
@@ -111,22 +143,28 @@ class Watcher:
         if wd is not None and self._wd_rel.get(wd) == rel:
             del self._wd_rel[wd]
 
-    def drain(self) -> set[str]:
-        """The workspace paths of the directories that changed since the last drain."""
+    def drain(self) -> tuple[set[str], bool]:
+        """The workspace paths of the directories that changed since the last drain, and
+        whether a name other than a directory's was created and then removed or replaced
+        (it may have been a hard link to any file, written through and gone again)."""
         dirty: set[str] = set()
+        births = _Births()
         while True:
             try:
                 data = os.read(self._fd, 1 << 16)
             except BlockingIOError:
-                return dirty
+                return dirty, births.churned()
             except OSError as exc:
                 if exc.errno == errno.EINTR:
                     continue
                 raise
             offset = 0
             while offset < len(data):
-                wd, mask, _, length = _HEADER.unpack_from(data, offset)
-                offset += _HEADER.size + length
+                wd, mask, cookie, length = _HEADER.unpack_from(data, offset)
+                start = offset + _HEADER.size
+                offset = start + length
+                if mask & _NAME_EVENTS and not mask & _IN_ISDIR:
+                    births.see(mask, cookie, (wd, data[start:offset].rstrip(b"\0")))
                 if mask & _IN_Q_OVERFLOW:
                     self.lost = True
                     continue

@@ -12,11 +12,13 @@ rescanned (a new directory is watched, then walked), and everything else is reus
 previous manifest. A restore of the latest snapshot (a failed call's rollback) reconciles only
 those directories. What inotify cannot see is handled explicitly: files with more than one
 link are re-stat'ed every time (a write through a name in another directory changes them
-without an event in theirs), a new multiply linked inode, a lost event queue or a refused
-watch fall back to a full walk, and restoring an older snapshot always reconciles the whole
-tree. fanotify would see whole-filesystem events, but it needs ``CAP_SYS_ADMIN`` (rootless
-Podman runs without it) and reports on a mount, not a subtree; an overlay upper directory
-would need the container's mount to be an overlay, which a bind-mounted workspace is not.
+without an event in theirs), and so is every file after a name was made and removed again
+within one call (it may have been such a link, gone by the time anyone looks); a new
+multiply linked inode, a lost event queue or a refused watch fall back to a full walk, and
+restoring an older snapshot always reconciles the whole tree. fanotify would see
+whole-filesystem events, but it needs ``CAP_SYS_ADMIN`` (rootless Podman runs without it)
+and reports on a mount, not a subtree; an overlay upper directory would need the
+container's mount to be an overlay, which a bind-mounted workspace is not.
 Measured (``bench/bench_workspace_scale.py``, 2-core VM shared with other jobs; directories of
 100 files), tracked vs a full walk each time: the snapshot before a call 9.8 ms vs 2.45 s at
 50,000 files (1.5 ms vs 28 ms at 1,000), the quota check after it 0.04 ms vs 2.59 s, a failed
@@ -411,6 +413,10 @@ class DirectorySnapshotter:
         self._latest: weakref.ref[DirectorySnapshot] | None = None
         self._since: set[str] = set()
         self._since_all = True
+        # Taken from the watches by restore, for the next refresh: the directories that
+        # changed, and whether a command made a name and removed it (see _refresh).
+        self._restored: set[str] = set()
+        self._churned = False
         self._latest_bytes = 0  # usage when the latest snapshot was taken
         # Storage: packs on disk; packs each live snapshot uses, by serial; released serials.
         self._packs: set[int] = set()
@@ -472,7 +478,8 @@ class DirectorySnapshotter:
                 raise FilesystemError("This snapshot was discarded or its snapshotter closed.")
             latest = self._latest() if self._latest is not None else None
             dirs: Iterable[str] | None = None
-            if latest is snapshot and self._h.watcher is not None and not self._stale:
+            watcher = self._h.watcher
+            if latest is snapshot and watcher is not None and not self._stale:
                 try:
                     self._refresh()
                 except (FilesystemError, OSError):
@@ -480,9 +487,18 @@ class DirectorySnapshotter:
                 else:
                     if not self._since_all:
                         dirs = self._since
+            elif watcher is not None:
+                # Kept for the next refresh, apart from the restore's own changes below.
+                dirty, churned = watcher.drain()
+                self._restored |= dirty
+                self._churned |= churned
             self._reconcile(snapshot, dirs)
             # The restore's own changes reach the watches; directories it created are found
-            # by the next refresh (their parents changed) and walked then.
+            # by the next refresh (their parents changed) and walked then. Its temporary
+            # names are not a command's hard links: take its events now, keep their
+            # directories for that refresh.
+            if watcher is not None:
+                self._restored |= watcher.drain()[0]
             self._latest = weakref.ref(snapshot)
             self._latest_bytes = snapshot._bytes
             self._since = set()
@@ -555,17 +571,28 @@ class DirectorySnapshotter:
             if self._stale or watcher is None or watcher.lost:
                 self._full_walk()
                 return
-            dirty = watcher.drain()
+            dirty, churned = watcher.drain()
             if watcher.lost:  # drain() may have set it (mypy cannot know)
                 self._full_walk()  # type: ignore[unreachable]
                 return
+            dirty |= self._restored
+            churned |= self._churned
+            self._restored, self._churned = set(), False
             self._since |= dirty
             self._new_inode_links = False
             known_inodes = {self._entries[rel].key[0] for rel in self._multi}
+            # A name made and removed again may have been a hard link to any file, written
+            # through: that file's own directory got no event. Then every file is checked;
+            # otherwise only those known to have other names.
+            suspects = (
+                [rel for rel, e in self._entries.items() if e.kind != "dir"]
+                if churned
+                else list(self._multi)
+            )
             self._rescan_all(dirty)
             # Writes through another name of a multiply linked file leave no event here.
             changed: set[str] = set()
-            for rel in list(self._multi):
+            for rel in suspects:
                 entry = self._entries.get(rel)
                 if entry is None:
                     continue
@@ -607,6 +634,7 @@ class DirectorySnapshotter:
         if watcher is not None:
             watcher.drain()
             watcher.reset()
+        self._restored, self._churned = set(), False
         by_key = {
             e.key: e.obj
             for e in self._entries.values()
@@ -949,14 +977,24 @@ class DirectorySnapshotter:
             self._write_file(fd, name, entry, packs)
         elif kind == "link":
             assert entry.target is not None
-            if st is not None and os.readlink(name, dir_fd=fd) == entry.target:
+            # The same inode, not merely an equal one: a link of another group renamed over
+            # this name must not stay, or restore would join the two groups.
+            if (
+                st is not None
+                and st.st_ino == entry.key[0]
+                and os.readlink(name, dir_fd=fd) == entry.target
+            ):
                 self._meta(fd, name, entry, st, times=True)
                 return
             target = entry.target
             tmp, _ = _exclusive(lambda t: os.symlink(target, t, dir_fd=fd))
             self._place(fd, tmp, name, entry)
         else:
-            if st is not None and (kind not in ("chr", "blk") or st.st_rdev == entry.rdev):
+            if (
+                st is not None
+                and st.st_ino == entry.key[0]  # see above: the same inode
+                and (kind not in ("chr", "blk") or st.st_rdev == entry.rdev)
+            ):
                 self._meta(fd, name, entry, st, times=True)
                 return
             node = {**_NODE_TYPES, **_NODE_TYPES_BLK}[kind]
