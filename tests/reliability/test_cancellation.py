@@ -171,13 +171,13 @@ def _call(executor: ToolExecutor, tool: str, k: int) -> Callable[[], Any]:
 def test_a_cancellation_at_any_point_rolls_back_or_commits_whole(
     figure, traced: Callable[[Parker], None], tool: str
 ) -> None:
-    fig = figure("cancellation", f"a {tool} call cancelled at each point it can be interrupted")
+    fig = figure("cancellation", f"{tool} cancelled at each point it can be interrupted")
     prompt = compose_packs(["vfs"], sections=[SECTION])
     total = _points(prompt, traced, tool)
-    fig.check(total > 50, f"the tracer saw only {total} lines of a {tool} call")
+    fig.check(total > 50, f"the profiler saw only {total} points of a {tool} call")
     step = max(1, total // budget(60, 100_000))
     stops = range(1, total + 1, step)
-    fig.note("lines", total)
+    fig.note("points", total)
     outcomes: dict[str, int] = {}
     for k in stops:
         fig.case()
