@@ -1019,3 +1019,31 @@ def test_serve_survives_a_non_utf8_name(scratch: Path) -> None:
         f"`ls` over MCP got no reply (server exit code {exit_code}); stderr tail: {err[-600:]}"
     )
     assert after is not None, f"the server stopped answering after `ls`: {err[-600:]}"
+    # Stopped with SIGTERM (how a supervisor stops a server), it rolls back and closes its
+    # sandbox: before, its Podman service process outlived it, one per run.
+    left = _processes_mentioning(str(scratch))
+    if left:
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        _remove_containers_of(proc.pid, scratch)
+    assert not left, (
+        f"processes of the stopped server (exit code {proc.returncode}) outlived it: {left}; "
+        f"stderr tail: {err[-1500:]}"
+    )
+    assert proc.returncode == 0, f"SIGTERM did not stop the server cleanly: {err[-600:]}"
+
+
+def _processes_mentioning(text: str) -> dict[int, str]:
+    """Running processes whose command line mentions ``text``."""
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in argv:
+            found[int(entry.name)] = argv[:200]
+    return found

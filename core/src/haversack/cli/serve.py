@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Awaitable, Callable
 
 from haversack.cli._common import compose_from, require_resources
 
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         prompt = compose_from(args)
         # A resource that cannot open is reported now, in one line, not to the first client.
         require_resources(prompt)
-        anyio.run(lambda: serve_stdio(prompt, name=args.name, options=options))
+        anyio.run(_until_signalled, lambda: serve_stdio(prompt, name=args.name, options=options))
         return 0
     from haversack.server import HttpSettings, read_token, serve_http
 
@@ -88,3 +89,25 @@ def run(args: argparse.Namespace) -> int:
     # uvicorn turns SIGINT/SIGTERM into a graceful shutdown that closes every session.
     anyio.run(lambda: serve_http(prompt, settings, name=args.name, options=options))
     return 0
+
+
+async def _until_signalled(serve: Callable[[], Awaitable[None]]) -> None:
+    """Serve until the client disconnects, or SIGTERM/SIGHUP asks the server to stop: then
+    the running call is rolled back and every resource closed, as on a disconnect. (By
+    default those signals end the process at once, and a Podman sandbox's service process
+    and container outlived it.)"""
+    import signal
+
+    import anyio
+
+    async with anyio.create_task_group() as group:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(stop_on_signal)
+        await serve()
+        group.cancel_scope.cancel()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from ._frames import MAX_FRAME_BYTES, decode_frame, frame_error
 
@@ -17,8 +20,75 @@ if TYPE_CHECKING:
 __all__ = ["stdio_streams"]
 
 
+#: What the reader hands over for a frame over the size limit (its bytes were skipped).
+_TOO_LARGE: Final = b"<too large>"
+
+
+class _WireIn:
+    """The client's pipe, read by a daemon thread of its own, one frame at a time.
+
+    A thread blocked on the pipe cannot be interrupted: it returns when the client writes
+    or closes its end. A worker of the event loop's pool blocked there kept a server
+    stopped with SIGTERM from exiting (the interpreter joins those threads), and closing
+    the buffered reader under it blocked on the reader's lock. So the blocking read runs
+    in a daemon thread that nothing waits for, and the loop waits on a short queue that
+    :meth:`close` can always wake.
+    """
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._frames: queue.Queue[bytes] = queue.Queue(maxsize=4)  # back-pressure
+        self._closed = threading.Event()
+        self._thread = threading.Thread(
+            target=self._pump, name="haversack stdio reader", daemon=True
+        )
+        self._thread.start()
+
+    def _pump(self) -> None:
+        line = b""
+        try:
+            while not self._closed.is_set():
+                # One byte past the limit tells an oversized frame from one that fits.
+                line = self._stream.readline(MAX_FRAME_BYTES + 2)
+                if not line.endswith(b"\n") and len(line) > MAX_FRAME_BYTES:
+                    # Skip the rest of the oversized frame without holding it in memory.
+                    while line and not line.endswith(b"\n"):
+                        line = self._stream.readline(65536)
+                    self._hand_over(_TOO_LARGE)
+                    continue
+                self._hand_over(line)
+                if not line:
+                    break
+        except (OSError, ValueError):
+            self._hand_over(b"")  # the pipe broke: as if the client had closed it
+        finally:
+            if not line or self._closed.is_set():
+                self._stream.close()
+
+    def _hand_over(self, frame: bytes) -> None:
+        while not self._closed.is_set():
+            try:
+                self._frames.put(frame, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    async def next_frame(self) -> bytes:
+        """The next line (with its newline), :data:`_TOO_LARGE`, or ``b""`` at the end."""
+        import anyio
+
+        return await anyio.to_thread.run_sync(self._frames.get, abandon_on_cancel=True)
+
+    def close(self) -> None:
+        """Stop reading; wakes a waiting :meth:`next_frame` (the reader thread ends at the
+        client's next write or EOF, and closes the pipe)."""
+        self._closed.set()
+        with contextlib.suppress(queue.Full):
+            self._frames.put_nowait(b"")
+
+
 @asynccontextmanager
-async def _claimed_stdio() -> AsyncIterator[tuple[BinaryIO, BinaryIO]]:
+async def _claimed_stdio() -> AsyncIterator[tuple[_WireIn, BinaryIO]]:
     """The wire as private descriptors; fd 0 reads /dev/null and fd 1 goes to stderr meanwhile.
 
     Tools start processes that inherit fd 0 and 1: one that reads stdin would eat client
@@ -31,7 +101,9 @@ async def _claimed_stdio() -> AsyncIterator[tuple[BinaryIO, BinaryIO]]:
         os.dup2(2, 1)
     finally:
         os.close(null)
-    stdin = os.fdopen(wire_in, "rb", buffering=65536)
+    # The reader gets a descriptor of its own: it closes it when it ends, which may be
+    # before or after this block does.
+    stdin = _WireIn(os.fdopen(os.dup(wire_in), "rb", buffering=65536))
     stdout = os.fdopen(wire_out, "wb", buffering=0)
     try:
         yield stdin, stdout
@@ -39,33 +111,24 @@ async def _claimed_stdio() -> AsyncIterator[tuple[BinaryIO, BinaryIO]]:
         sys.stdout.flush()
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
+        os.close(wire_in)
         stdout.close()
         stdin.close()
 
 
 async def _read_frames(
-    stdin: BinaryIO,
+    stdin: _WireIn,
     to_server: MemoryObjectSendStream[SessionMessage | Exception],
     to_client: MemoryObjectSendStream[SessionMessage],
 ) -> None:
-    import anyio
     from mcp.shared.message import SessionMessage
-
-    async def readline(limit: int) -> bytes:
-        # Abandoned on cancellation: a thread blocked on the client's pipe must not hold
-        # up shutdown; it ends at EOF.
-        return await anyio.to_thread.run_sync(stdin.readline, limit, abandon_on_cancel=True)
 
     async with to_server, to_client:
         while True:
-            # One byte past the limit tells an oversized frame from one that fits exactly.
-            line: bytes = await readline(MAX_FRAME_BYTES + 2)
+            line = await stdin.next_frame()
             if not line:
                 return
-            if not line.endswith(b"\n") and len(line) > MAX_FRAME_BYTES:
-                # Skip the rest of the oversized frame without holding it in memory.
-                while line and not line.endswith(b"\n"):
-                    line = await readline(65536)
+            if line is _TOO_LARGE:
                 await to_client.send(SessionMessage(_too_large()))
                 continue
             if not line.strip():
