@@ -227,9 +227,10 @@ class ToolExecutor:
         """
         call = self._call(name, arguments, call_id)
         gate = GATES.gate
-        if gate is not None:  # a cancellable thread: only the handler may be interrupted
-            return gate.shield(self._locked_run, call)
-        return self._locked_run(call)
+        if gate is None:
+            return self._locked_run(call)
+        with gate.closed():  # a cancellable thread: only the handler may be interrupted
+            return self._locked_run(call)
 
     def _locked_run(self, call: _Call) -> ToolResult[Any]:
         shared = call.shared
@@ -310,9 +311,10 @@ class ToolExecutor:
         ``call_id`` awaits approval.
         """
         gate = GATES.gate
-        if gate is not None:  # see execute()
-            return gate.shield(self._resume, call_id, approval)
-        return self._resume(call_id, approval)
+        if gate is None:
+            return self._resume(call_id, approval)
+        with gate.closed():  # see execute()
+            return self._resume(call_id, approval)
 
     def _resume(self, call_id: str, approval: Approval) -> ToolResult[Any]:
         call = self._resumed(call_id, approval)
@@ -339,12 +341,7 @@ class ToolExecutor:
             return early
         gate = GATES.gate
         try:
-            if gate is None:
-                outcome = call.tool.handler(call.params, context=call.context)  # type: ignore[union-attr, misc, arg-type]
-                if hasattr(outcome, "__await__"):
-                    outcome = _run_to_completion(outcome)
-            else:
-                outcome = gate.call(_handle_sync, call)
+            outcome = _handle_sync(call) if gate is None else gate.call(_handle_sync, call)
         except BaseException as exc:  # noqa: BLE001 - mapped by _end
             return self._end(call, None, exc)
         return self._end(call, outcome, None)

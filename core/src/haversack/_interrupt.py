@@ -63,12 +63,8 @@ def uninterruptible() -> Iterator[None]:
     if gate is None:
         yield
         return
-    reopen = gate.close()
-    try:
+    with gate.closed():
         yield
-    finally:
-        if reopen:
-            gate.open()
 
 
 def check_cancelled() -> None:
@@ -137,12 +133,13 @@ class Interruptible:
         finally:
             self.close()
 
-    def shield(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` with the gate closed (the executor's own work); an interrupt asked
-        for meanwhile is raised when it ends, if the gate was open before."""
+    @contextmanager
+    def closed(self) -> Iterator[None]:
+        """The block with the gate closed (the executor's own work, a tool's clean-up); an
+        interrupt asked for meanwhile is raised when it ends, if the gate was open before."""
         reopen = self.close()
         try:
-            return fn(*args)
+            yield
         finally:
             if reopen:
                 self.open()
