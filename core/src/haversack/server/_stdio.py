@@ -39,13 +39,9 @@ class _WireIn:
         self._stream = stream
         self._frames: queue.Queue[bytes] = queue.Queue(maxsize=4)  # back-pressure
         self._closed = threading.Event()
-        self._thread = threading.Thread(
-            target=self._pump, name="haversack stdio reader", daemon=True
-        )
-        self._thread.start()
+        threading.Thread(target=self._pump, name="haversack stdio reader", daemon=True).start()
 
     def _pump(self) -> None:
-        line = b""
         try:
             while not self._closed.is_set():
                 # One byte past the limit tells an oversized frame from one that fits.
@@ -62,8 +58,7 @@ class _WireIn:
         except (OSError, ValueError):
             self._hand_over(b"")  # the pipe broke: as if the client had closed it
         finally:
-            if not line or self._closed.is_set():
-                self._stream.close()
+            self._stream.close()  # only this thread reads it
 
     def _hand_over(self, frame: bytes) -> None:
         while not self._closed.is_set():
