@@ -172,29 +172,18 @@ def test_packs_public_only_contract_lists_every_private_core_module():
     assert set(contract["forbidden_modules"]) == _private_core_modules()
 
 
-def test_contributing_names_the_model_and_runtime_the_layering_contract_checks():
-    """CONTRIBUTING.md's lists of the prompt model, the runtime and the pack system are the
-    model contract's own source and forbidden modules."""
+def test_contributing_points_at_the_one_exhaustive_layers_contract():
+    """The architecture is stated once, in the layers contract: CONTRIBUTING.md names it and
+    lists no core module of its own (such a list went stale before)."""
     import re
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    (contract,) = [
-        c
-        for c in config["tool"]["importlinter"]["contracts"]
-        if c["name"] == "The prompt model imports neither the runtime nor the pack system"
-    ]
-    text = " ".join((ROOT / "CONTRIBUTING.md").read_text().split())
-    groups = re.search(
-        r"the prompt model \(([^)]*)\) imports neither the runtime \(([^)]*)\) "
-        r"nor the pack system \(([^)]*)\)",
-        text,
-    )
-    assert groups, "CONTRIBUTING.md no longer states the layering rule"
-
-    def modules(listing: str) -> set[str]:
-        return {f"haversack.{name}" for name in re.findall(r"`([\w.]+)`", listing)}
-
-    model, runtime, packs = (modules(g) for g in groups.groups())
-    assert model == set(contract["source_modules"])
-    assert runtime | packs == set(contract["forbidden_modules"])
+    (layers,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    assert layers["containers"] == ["haversack"]
+    assert layers["exhaustive"] is True
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    start = text.index("- Layering")
+    paragraph = " ".join(text[start : text.index("\n- ", start)].split())
+    assert f'"{layers["name"]}"' in paragraph
+    assert re.findall(r"`(_\w+)`", paragraph) == [], "CONTRIBUTING.md re-lists core modules"
