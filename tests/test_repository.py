@@ -187,3 +187,16 @@ def test_contributing_points_at_the_one_exhaustive_layers_contract():
     paragraph = " ".join(text[start : text.index("\n- ", start)].split())
     assert f'"{layers["name"]}"' in paragraph
     assert re.findall(r"`(_\w+)`", paragraph) == [], "CONTRIBUTING.md re-lists core modules"
+
+
+def test_no_pack_names_a_private_core_module_in_a_string():
+    """Import contracts see imports, not strings: a pack comparing a name with
+    "haversack._executor" depends on a private module unseen. Packs use public names."""
+    import re
+
+    offenders = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in sorted((ROOT / "plugins").glob("*/src/**/*.py"))
+        for match in re.finditer(r"[\"']haversack(\.\w+)*\._\w+", path.read_text())
+    ]
+    assert offenders == []
