@@ -200,3 +200,22 @@ def test_no_pack_names_a_private_core_module_in_a_string():
         for match in re.finditer(r"[\"']haversack(\.\w+)*\._\w+", path.read_text())
     ]
     assert offenders == []
+
+
+def test_every_slow_test_entry_names_a_test():
+    """An entry of tests/conftest.py's SLOW_TESTS that no longer names a test (renamed,
+    moved) would silently put a slow test back in the fast tier."""
+    import ast
+
+    slow = runpy.run_path(str(ROOT / "tests" / "conftest.py"))["SLOW_TESTS"]
+    assert slow
+    for path, tests in slow.items():
+        source = ROOT / "tests" / path
+        assert source.is_file(), path
+        names = {
+            node.name
+            for node in ast.walk(ast.parse(source.read_text()))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        for test in tests:
+            assert test.split("[", 1)[0] in names, f"{path}::{test}"
