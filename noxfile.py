@@ -5,8 +5,9 @@ pinned tools, sandbox images); then ``./dev <task>`` runs ``.venv/bin/nox -s <ta
 can you (``.venv/bin/nox -s lint``, ``.venv/bin/nox -s pytest -- tests/vfs -x``: arguments
 after ``--`` go to the tool). Every session runs the tools of ``.venv`` except ``tests-3.X``,
 which builds a fresh environment on another Python. ``ci`` is what ``./dev test`` and
-``.ci/run`` run: lint, typecheck, versions, docs, the whole suite with coverage (or the tests
-given) and the suite on the other Pythons found.
+``.ci/run`` run: lint, typecheck, versions, docs, the whole suite once with coverage (or the
+tests given), then its fast tier (:data:`FAST_TIER`) on the other Pythons found, installed
+from ``uv.lock``. Under CI (``CI`` set) nox stops at the first session that fails.
 """
 
 from __future__ import annotations
@@ -27,20 +28,23 @@ nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["ci"]
+#: Under CI a failed session ends the run: the sessions after it would only spend the budget.
+nox.options.stop_on_first_error = os.environ.get("CI", "").lower() not in ("", "0", "false")
 
 ROOT = Path(__file__).resolve().parent
 VENV_BIN = ROOT / ".venv" / "bin"
-PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
-PACKAGES = [
-    *("-e", "core", "-e", "plugins/planning", "-e", "plugins/vfs", "-e", "plugins/podman"),
-    *("-e", "plugins/mcp"),
-    *("-e", "examples/demo"),
-]
 PYTHONS = ["3.11", "3.12", "3.13"]
-#: The whole suite fails below this line coverage (92% when it was set; see [tool.coverage]).
-COVERAGE_FLOOR = 85
-#: Versions ``ci`` also runs the suite on, without the podman tests (HAVERSACK_OTHER_PYTHONS
-#: overrides; empty for none).
+#: The whole suite fails below this coverage: the measured figure minus one point (89-92 %
+#: measured in the review of issue 30; see [tool.coverage]).
+COVERAGE_FLOOR = 88
+#: The tests ``ci`` runs on the other Pythons: neither the Podman tests (they need .venv's
+#: images and a service per worker) nor the slow ones (tests/conftest.py lists them); the
+#: whole suite, those included, runs once on the first Python.
+FAST_TIER = "not podman and not slow"
+#: The slowest tests the whole run prints, so that a new outlier is seen.
+DURATIONS = "--durations=25"
+#: Versions ``ci`` also runs the fast tier on (HAVERSACK_OTHER_PYTHONS overrides; empty for
+#: none).
 OTHER_PYTHONS = os.environ.get("HAVERSACK_OTHER_PYTHONS", "3.12 3.13").split()
 QUIET_MKDOCS = {"NO_MKDOCS_2_WARNING": "1"}  # a banner about Material's future, on every build
 #: ``tests-3.X`` sessions that ``ci`` started with chosen tests: once the podman tests are
@@ -154,9 +158,9 @@ def _pytest(session: nox.Session, *args: str, skip_gate: bool, may_select_nothin
 
 @nox.session(python=False)
 def ci(session: nox.Session) -> None:
-    """Everything CI runs (``./dev test``): lint, typecheck, versions, docs, pytest, then the
-    suite on the other Pythons found (``-m "not podman"``). Arguments are tests to run
-    instead of the whole suite (which alone measures coverage)."""
+    """Everything CI runs (``./dev test``): lint, typecheck, versions, docs, pytest (the whole
+    suite), then the fast tier on the other Pythons found (``-m FAST_TIER``). Arguments are
+    tests to run instead of the whole suite (which alone measures coverage)."""
     _dev(session)
     for name in ("lint", "typecheck", "versions", "docs"):
         session.notify(name, [])  # not None: that would pass them the command line's arguments
@@ -174,29 +178,39 @@ def ci(session: nox.Session) -> None:
             continue
         if session.posargs:
             _MAY_SELECT_NOTHING.add(f"tests-{version}")
-        session.notify(f"tests-{version}", ["-m", "not podman", *session.posargs])
+        session.notify(f"tests-{version}", ["-m", FAST_TIER, *session.posargs])
 
 
 @nox.session(python=False)
 def pytest(session: nox.Session) -> None:
     """The suite in .venv with the Podman tests (``./dev pytest``): ``pytest -n auto``, the
-    skip gate, and without arguments coverage with its floor; arguments go to pytest."""
+    skip gate, and without arguments coverage with its floor and the slowest tests;
+    arguments go to pytest."""
     _dev(session)
     if session.posargs:
         args: tuple[str, ...] = tuple(session.posargs)
     else:
-        args = ("--cov", "--cov-report=term:skip-covered", f"--cov-fail-under={COVERAGE_FLOOR}")
+        args = (
+            "--cov", "--cov-report=term:skip-covered", f"--cov-fail-under={COVERAGE_FLOOR}",
+            DURATIONS,
+        )  # fmt: skip
     _pytest(session, *args, skip_gate=True, may_select_nothing=False)
 
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The suite in a fresh environment on Python 3.X (``nox -s tests-3.12 -- tests/core``);
-    arguments go to pytest. ``ci`` runs it without the podman tests, which need .venv's
-    images and a service per worker."""
+    """The suite in a fresh environment on Python 3.X (``nox -s tests-3.12 -- tests/core``),
+    installed from uv.lock like .venv; arguments go to pytest. ``ci`` runs the fast tier."""
     with _install_lock():
-        # ruff too: the scaffold test checks that a new pack is ruff clean.
-        session.install(*PACKAGES, *nox.project.dependency_groups(PYPROJECT, "test", "lint"))
+        # Exactly what uv.lock pins (a pyproject change without `./dev lock` fails here), not
+        # whatever the ranges resolve to today: the workspace editable (the dev group) and the
+        # test tools, ruff too (the scaffold test checks that a new pack is ruff clean).
+        session.run_install(
+            "uv", "sync", "--locked", "--no-default-groups",
+            *("--group", "dev", "--group", "test", "--group", "lint"),
+            f"--python={session.virtualenv.location}",
+            env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+        )  # fmt: skip
     _pytest(
         session,
         *session.posargs,

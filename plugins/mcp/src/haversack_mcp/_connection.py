@@ -165,7 +165,7 @@ class _Home:
             self.task.cancel()  # still starting: stop the start
 
 
-_PER_CALL_ROOTS = frozenset({"haversack._executor", __name__.rpartition(".")[0] + "._tools"})
+_TOOLS_MODULE = __name__.rpartition(".")[0] + "._tools"
 
 
 def _short_lived(loop: asyncio.AbstractEventLoop) -> bool:
@@ -176,12 +176,21 @@ def _short_lived(loop: asyncio.AbstractEventLoop) -> bool:
     executor's own coroutine (or the handler). A session homed there would die with the
     call, so such callers get a thread of the connection's own.
     """
+    from haversack import ToolExecutor
+
     task = asyncio.current_task(loop)
     if task is None:
         return True
     frame = getattr(task.get_coro(), "cr_frame", None)
-    module = frame.f_globals.get("__name__", "") if frame is not None else ""
-    return module in _PER_CALL_ROOTS and asyncio.all_tasks(loop) == {task}
+    if frame is None or asyncio.all_tasks(loop) != {task}:
+        return False
+    # The executor is known by its public class (the file its methods' code comes from), not
+    # by its private module's name: public names keep __module__ == "haversack".
+    executor_file = ToolExecutor.aexecute.__code__.co_filename
+    return bool(
+        frame.f_code.co_filename == executor_file
+        or frame.f_globals.get("__name__") == _TOOLS_MODULE
+    )
 
 
 _STOP_WAIT_S = 60.0
