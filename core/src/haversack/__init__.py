@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from ._tool import ToolAnnotations as ToolAnnotations
     from ._tool import ToolExample as ToolExample
     from ._tool import ToolHandler as ToolHandler
+    from ._tool import max_description as max_description
     from ._tool_decorator import tool as tool
     from .errors import ApprovalError as ApprovalError
     from .errors import DeadlineExceededError as DeadlineExceededError
@@ -167,6 +168,7 @@ _EXPORTS: dict[str, str] = {
     "discover": "._packs",
     "hookimpl": ".hookspecs",
     "json_schema_params": "._json_params",
+    "max_description": "._tool",
     "normalize_path": ".filesystem",
     "tool": "._tool_decorator",
     "uninterruptible": "._interrupt",
