@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -131,3 +132,113 @@ def test_schema_patterns_are_checked_in_linear_time(tmp_path):
         assert "is not of type 'integer'" in typed.message
         fine = executor.execute("bad_re", {"a": "a" * 60, "ahead": "y", "b" * 60: 1})
         assert fine.success, fine.message
+
+
+def test_results_are_capped_and_read_in_linear_time_and_tools_are_counted(tmp_path, caplog):
+    command = hostile(tmp_path, tools=[PLAIN], many=3000, result_chars=24 * 1024 * 1024)
+    servers = {
+        "big": {"command": command, "max_tools": 5, "max_result_chars": 1000},
+        "small": {"command": command, "tools": ["ok"], "max_message_bytes": 1024 * 1024},
+    }
+    with caplog.at_level(logging.WARNING, logger="haversack.mcp"):
+        rendered = _compose(servers).render()
+    assert [t.name for t in rendered.tools] == [
+        "big_ok",
+        "big_t0",
+        "big_t1",
+        "big_t2",
+        "big_t3",
+        "small_ok",
+    ]
+    [record] = [r for r in caplog.records if r.name == "haversack.mcp"]
+    assert "left out 1 tool(s): 2996 past max_tools=5" in record.getMessage()
+    with ToolExecutor(rendered, session=Session()) as executor:
+        cut = executor.execute("big_ok", {})
+        assert cut.success, cut.message
+        text = cut.render()
+        assert text.startswith("x" * 1000 + "\n\n[Result cut: the server sent 25,165,824 ")
+        assert "only the first 1,000 are shown (max_result_chars)" in text
+        refused = executor.execute("small_ok", {})
+        assert not refused.success
+        assert "larger than max_message_bytes (1048576 bytes" in refused.message
+        # The session survives the refused message: the next call is answered.
+        again = executor.execute("small_ok", {})
+        assert "max_message_bytes" in again.message
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status
+
+
+def _daemon_pid(pidfile: Path) -> int:
+    import time
+
+    for _ in range(500):  # the daemon writes its pid just after the server starts
+        if pidfile.exists():
+            return int(pidfile.read_text())
+        time.sleep(0.02)
+    raise AssertionError(f"the hostile server's daemon never wrote {pidfile}")
+
+
+def test_a_setsid_daemon_of_a_server_dies_with_it(tmp_path):
+    pidfile = tmp_path / "daemon.pid"
+    rendered = _compose(
+        {"bad": {"command": hostile(tmp_path, tools=[PLAIN], daemon=str(pidfile))}}
+    ).render()
+    # Listing the tools started the server, and its daemon, and stopped both.
+    listed = _daemon_pid(pidfile)
+    assert not _alive(listed)
+    pidfile.unlink()
+    executor = ToolExecutor(rendered, session=Session())
+    try:
+        assert executor.execute("bad_ok", {}).success
+        called = _daemon_pid(pidfile)
+        assert _alive(called)
+        # It left the server's session and process group for one of its own.
+        assert os.getsid(called) == os.getpgid(called) != called
+    finally:
+        executor.close()
+    assert not _alive(called)
+
+
+def test_relative_command_and_cwd_resolve_against_the_config_file(tmp_path, monkeypatch):
+    folder = tmp_path / "project"
+    (folder / "bin").mkdir(parents=True)
+    (folder / "work").mkdir()
+    plan = folder / "plan.json"
+    plan.write_text(json.dumps({"tools": [PLAIN]}))
+    server = folder / "bin" / "server"
+    server.write_text(f"#!/bin/sh\npwd > where.txt\nexec {sys.executable} {SCRIPT} {plan}\n")
+    server.chmod(0o755)
+    config = folder / "haversack.toml"
+    config.write_text('[packs.mcp.servers.rel]\ncommand = ["bin/server"]\ncwd = "work"\n')
+    monkeypatch.chdir("/")  # as MCP clients start `haversack serve`
+    rendered = compose(ns="t", key="k", packs=["mcp"], config_file=config, strict=True).render()
+    assert [t.name for t in rendered.tools] == ["rel_ok"]
+    assert (folder / "work" / "where.txt").read_text().strip() == str(folder / "work")
+
+
+def test_a_normal_start_prints_no_slow_pack_notice_and_servers_list_once(
+    tmp_path, monkeypatch, capfd
+):
+    monkeypatch.setenv("HAVERSACK_IMPORT_NOTICE", "1")  # a start takes longer
+    pidfile = tmp_path / "started"
+    servers = {
+        name: {"command": hostile(tmp_path, tools=[PLAIN], daemon=str(pidfile) + name)}
+        for name in ("one", "two")
+    }
+    first = _compose(servers).render()
+    assert [t.name for t in first.tools] == ["one_ok", "two_ok"]
+    assert "hooks of pack 'mcp'" not in capfd.readouterr().err
+    # Each server started once (its daemon wrote its pid); composing again starts none.
+    started = sorted(p.name for p in tmp_path.glob("started*"))
+    assert started == ["startedone", "startedtwo"]
+    for path in tmp_path.glob("started*"):
+        path.unlink()
+    again = _compose(servers).render()
+    assert [t.name for t in again.tools] == ["one_ok", "two_ok"]
+    assert list(tmp_path.glob("started*")) == []

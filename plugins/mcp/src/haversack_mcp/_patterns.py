@@ -75,8 +75,10 @@ def _additional_properties(validator: Any, extra: Any, instance: Any, schema: An
         for key in extras:
             yield from validator.descend(instance[key], extra, path=key)
     elif not extra and extras:
+        # jsonschema's own wording, so both checks read alike.
         names = ", ".join(_short(key) for key in sorted(extras)[:10])
-        yield ValidationError(f"Additional properties are not allowed ({names} unexpected)")
+        verb = "was" if len(extras) == 1 else "were"
+        yield ValidationError(f"Additional properties are not allowed ({names} {verb} unexpected)")
 
 
 def _short(value: str) -> str:

@@ -19,7 +19,7 @@ from haversack import (
     max_description,
 )
 
-from ._connection import McpConnections, list_server, where
+from ._connection import McpConnections, list_servers, where
 from ._errors import McpServerError
 
 if TYPE_CHECKING:
@@ -172,6 +172,16 @@ def render_content(result: Any) -> str:
     return "\n".join(parts)
 
 
+def cut_result(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and a note telling the model it was cut."""
+    if len(text) <= limit:
+        return text
+    return (
+        text[:limit] + f"\n\n[Result cut: the server sent {len(text):,} characters; only the first "
+        f"{limit:,} are shown (max_result_chars). Ask for a smaller part if you need more.]"
+    )
+
+
 def _handler(server: str, tool: str) -> Any:
     async def handler(params: JsonArguments, *, context: ToolContext) -> ToolResult[None]:
         connection = context.resources.get(McpConnections).get(server)
@@ -193,7 +203,7 @@ def _handler(server: str, tool: str) -> Any:
                 f"{where(server, connection.server)} refused {tool!r}: {exc.message} "
                 f"(JSON-RPC error {exc.code})."
             )
-        text = render_content(result)
+        text = cut_result(render_content(result), connection.server.max_result_chars)
         if result.is_error:
             return ToolResult.error(text or f"{tool!r} failed on MCP server {server!r}.")
         return ToolResult.ok(None, text)
@@ -205,8 +215,9 @@ def server_sections(config: McpConfig) -> list[MarkdownSection[None]]:
     """One section per configured server; each server is started once to list its tools."""
     sections: list[MarkdownSection[None]] = []
     owners: dict[str, str] = {}
+    listings = list_servers(config.servers)
     for name, server in config.servers.items():
-        section = server_section(name, server, list_server(name, server))
+        section = server_section(name, server, listings[name])
         for tool in section.tools:
             other = owners.setdefault(tool.name, name)
             if other != name:
@@ -261,24 +272,32 @@ def server_section(name: str, server: McpServer, listing: Listing) -> MarkdownSe
     """The section of the server configured as ``name``: its selected tools, the server's
     instructions, and what a failed call does and does not undo."""
     prefix = "" if server.prefix == "-" else (server.prefix or f"{name}_")
-    offered = {t.name: t for t in listing.tools}
+    offered = {t.name for t in listing.tools}
     for wanted in (*server.tools, *server.exclude_tools):
         if wanted not in offered:
             raise McpServerError(
                 f"The MCP pack's servers.{name} names tool {wanted!r}, which "
                 f"{where(name, server)} does not offer; it offers: "
-                f"{', '.join(sorted(offered)) or 'no tools'}.",
+                f"{_clip(', '.join(sorted(offered)[:50]), 2000) or 'no tools'}.",
                 pack="mcp",
             )
+    wanted_names, excluded = set(server.tools), set(server.exclude_tools)
     selected = [
         t
         for t in listing.tools
-        if (not server.tools or t.name in server.tools) and t.name not in server.exclude_tools
+        if (not wanted_names or t.name in wanted_names) and t.name not in excluded
     ]
     tools: list[Tool[Any, Any]] = []
     seen: dict[str, str] = {}
     left_out: list[str] = []
-    for item in selected:
+    for index, item in enumerate(selected):
+        if len(tools) == server.max_tools:
+            left_out.insert(
+                0,
+                f"{len(selected) - index} past max_tools={server.max_tools} (choose them "
+                "with tools or exclude_tools, or raise max_tools)",
+            )
+            break
         try:
             tools.append(_tool(name, prefix, item, seen))
         except PromptValidationError as exc:
