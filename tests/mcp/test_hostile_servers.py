@@ -10,7 +10,10 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from haversack import Session, ToolExecutor, compose
+from haversack_mcp import McpServerError
 
 SCRIPT = Path(__file__).with_name("hostile_server.py")
 TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
@@ -242,3 +245,17 @@ def test_a_normal_start_prints_no_slow_pack_notice_and_servers_list_once(
     again = _compose(servers).render()
     assert [t.name for t in again.tools] == ["one_ok", "two_ok"]
     assert list(tmp_path.glob("started*")) == []
+
+
+def test_an_answer_the_client_cannot_parse_fails_the_listing_at_once(tmp_path):
+    node: dict = {"type": "string"}
+    for _ in range(110):  # past the JSON parser's depth once inside the listing's envelope
+        node = {"type": "object", "properties": {"x": node}}
+    tools = [{"name": "deep", "description": "d", "inputSchema": node}]
+    # Before, the listing waited for its whole startup_timeout_s (here 600 s).
+    command = hostile(tmp_path, tools=tools)
+    with pytest.raises(McpServerError) as caught:
+        _compose({"bad": {"command": command, "startup_timeout_s": 600}})
+    message = str(caught.value)
+    assert "MCP server 'bad' (" in message
+    assert "the server's answer is not a valid message (Invalid JSON: recursion limit" in message

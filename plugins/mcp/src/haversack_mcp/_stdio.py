@@ -24,18 +24,37 @@ _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
 
 
 def _too_large(head: bytes, size_text: str, limit: int) -> Any:
-    """An error answering the request whose over-long answer began with ``head``, or an
-    exception (logged by the session) when no id is found there."""
+    """An error answering the request whose over-long answer began with ``head``."""
+    return _refused(
+        head,
+        f"the server's answer is larger than max_message_bytes ({limit} bytes, got "
+        f"{size_text}); it was not read. Raise max_message_bytes for this server, or ask "
+        "for less at a time.",
+    )
+
+
+def _parsed(line: bytes) -> Any:
+    """The message on ``line``; one that does not parse (bad JSON, nested past the
+    parser's depth) answers its request with an error at once, instead of leaving the
+    request to wait for its timeout."""
+    from mcp.client import stdio as sdk
+
+    item = sdk._parse_line(line.decode("utf-8", errors="replace"))
+    if not isinstance(item, Exception):
+        return item
+    lines = str(item).splitlines()
+    reason = (lines[1] if len(lines) > 1 else type(item).__name__).strip()[:200]
+    return _refused(line[:4096], f"the server's answer is not a valid message ({reason})")
+
+
+def _refused(head: bytes, message: str) -> Any:
+    """A JSON-RPC error for the request whose answer began with ``head``, or an exception
+    (logged by the session) when no id is found there."""
     import json
 
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
-    message = (
-        f"the server's answer is larger than max_message_bytes ({limit} bytes, got "
-        f"{size_text}); it was not read. Raise max_message_bytes for this server, or ask "
-        "for less at a time."
-    )
     found = _ID.search(head[:4096])
     if found is None:
         return ValueError(f"A message from the MCP server was dropped: {message}")
@@ -103,8 +122,7 @@ async def stdio_transport(
                             if skipping:
                                 item = _too_large(head, f"{size} bytes", max_message_bytes)
                             else:
-                                line = b"".join(parts).decode("utf-8", errors="replace")
-                                item = sdk._parse_line(line)
+                                item = _parsed(b"".join(parts))
                             parts, size, skipping, head = [], 0, False, b""
                             if not await deliver(item):
                                 return
