@@ -151,6 +151,20 @@ AREAS: dict[str, tuple[str, str]] = {
         "the call made not rolled back, a path reported that nobody raced, or a temporary "
         "file left behind.",
     ),
+    "hostile-peers": (
+        "14. Hostile peers",
+        "Every party Haversack talks to, treated as hostile. External MCP servers (a server "
+        "on the real SDK, `tests/mcp/hostile_server.py`, beside a well-behaved one): input "
+        "schemas whose `$ref`s inline exponentially (40 definitions each referring to the "
+        "next twice), branching recursive and over-deep schemas, empty, 5,000-character, "
+        "bidi, zero-width and path-like tool names and a clashing one, backtracking "
+        "patterns and pattern properties given megabyte arguments, 20,000 tools, a 24 MiB "
+        "result, a 5 KB description with terminal escapes, and a double-forked `setsid` "
+        "daemon. A failure is a compose that raised or lost the other tools or server, a "
+        "hostile tool kept, a report that does not name the server or is not brief, a call "
+        "that raised or was accepted against its schema, a result not cut, or a daemon "
+        "alive after the listing or after the executor closed.",
+    ),
 }
 
 

@@ -98,3 +98,59 @@ def test_a_recursive_reference_is_cut_to_any_value():
 def test_a_schema_that_is_not_an_object_is_refused(schema):
     with pytest.raises(PromptValidationError, match="must be a JSON Schema object"):
         json_schema_params("bad", schema)
+
+
+def _chain(levels: int) -> dict:
+    """40 definitions, each referring to the next twice: 2**levels values once inlined."""
+    defs = {
+        f"D{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/D{i + 1}"}, "b": {"$ref": f"#/$defs/D{i + 1}"}},
+        }
+        for i in range(levels)
+    }
+    defs[f"D{levels}"] = {"type": "string"}
+    return {"type": "object", "properties": {"x": {"$ref": "#/$defs/D0"}}, "$defs": defs}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        _chain(40),
+        {  # a self-referencing binary tree: 2**32 values at the recursion cut
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Node"}},
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {
+                        "left": {"$ref": "#/$defs/Node"},
+                        "right": {"$ref": "#/$defs/Node"},
+                    },
+                }
+            },
+        },
+    ],
+    ids=["exponential-chain", "binary-tree"],
+)
+def test_a_schema_that_inlines_past_the_budget_is_refused_after_bounded_work(schema):
+    with pytest.raises(PromptValidationError, match="more than 20000 values") as caught:
+        json_schema_params("hostile", schema)
+    assert "'hostile'" in str(caught.value)
+
+
+def test_a_schema_nested_past_the_budget_is_refused():
+    node: dict = {"type": "string"}
+    for _ in range(200):
+        node = {"type": "object", "properties": {"x": node}}
+    with pytest.raises(PromptValidationError, match="nested more than 100 levels"):
+        json_schema_params("deep", node)
+
+
+def test_a_moderate_exponential_schema_within_the_budget_is_inlined():
+    sent = serde.schema(json_schema_params("ok", _chain(8)))
+    node = sent["properties"]["x"]
+    for _ in range(8):
+        node = node["properties"]["b"]
+    assert node == {"type": "string"}
+    assert "$defs" not in sent

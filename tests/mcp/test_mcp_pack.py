@@ -27,8 +27,9 @@ def _compose(servers: dict, *, packs=("mcp",)):
     )
 
 
-def _processes_with(token: str) -> list[int]:
-    """Pids of live processes whose environment carries ``token``."""
+def _processes_with(token: str, *, supervisors: bool = False) -> list[int]:
+    """Pids of live processes whose environment carries ``token`` (the servers; with
+    ``supervisors``, the supervisor each server runs under too)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -36,7 +37,10 @@ def _processes_with(token: str) -> list[int]:
         try:
             environ = (entry / "environ").read_bytes()
             status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
         except OSError:
+            continue
+        if not supervisors and b"_reaper.py" in cmdline:
             continue
         if token.encode() in environ and "State:\tZ" not in status:
             found.append(int(entry.name))
@@ -108,7 +112,7 @@ def test_servers_start_lazily_stop_on_close_and_restart_after_a_crash():
         {"time": {"command": TIME, "env": {"HAVERSACK_TEST_TOKEN": token}}}
     ).render()
     # Listing the tools at compose time started the server and stopped it again.
-    assert _processes_with(token) == []
+    assert _processes_with(token, supervisors=True) == []
     executor = ToolExecutor(rendered, session=Session())
     try:
         assert _processes_with(token) == []  # not started until a call needs it
@@ -125,7 +129,7 @@ def test_servers_start_lazily_stop_on_close_and_restart_after_a_crash():
         assert len(_processes_with(token)) == 1
     finally:
         executor.close()
-    assert _processes_with(token) == []  # no orphan
+    assert _processes_with(token, supervisors=True) == []  # no orphan
 
 
 def test_a_writing_tool_is_not_read_only_and_its_effects_stay(tmp_path):
@@ -302,7 +306,7 @@ def test_execute_keeps_one_server_on_a_thread_of_its_own():
             outcome = asyncio.run(executor.aexecute("time_get_current_time", {"timezone": "UTC"}))
             assert outcome.success, outcome.message
         assert _processes_with(token) == [pid]
-    assert _processes_with(token) == []
+    assert _processes_with(token, supervisors=True) == []
     assert _threads_of("time") == []
 
 
@@ -330,7 +334,7 @@ def test_aexecute_on_a_long_lived_loop_calls_the_session_on_that_loop():
         assert second != pid
         [third] = asyncio.run(main_after(executor, token))
         assert third == second
-    assert _processes_with(token) == []
+    assert _processes_with(token, supervisors=True) == []
 
 
 async def main_after(executor, token):
@@ -360,7 +364,7 @@ def test_closing_the_executor_on_the_session_loop_stops_the_server(loop_goes_on)
         assert _processes_with(token) == []
 
     asyncio.run(main())
-    assert _processes_with(token) == []
+    assert _processes_with(token, supervisors=True) == []
 
 
 def test_other_threads_reach_a_session_that_lives_on_a_callers_loop():
@@ -462,7 +466,7 @@ def test_a_crash_under_a_session_on_the_callers_loop_is_reported_and_recovered()
 
     with ToolExecutor(_timed_compose(token), session=Session()) as executor:
         asyncio.run(main(executor))
-    assert _processes_with(token) == []
+    assert _processes_with(token, supervisors=True) == []
 
 
 FLAT = {

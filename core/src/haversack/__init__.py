@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ._packs import PackStatus as PackStatus
     from ._packs import compose as compose
     from ._packs import discover as discover
+    from ._packs._watch import expect_slow as expect_slow
     from ._policy import PolicyDecision as PolicyDecision
     from ._policy import ToolPolicy as ToolPolicy
     from ._prompt import Prompt as Prompt
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from ._tool import ToolAnnotations as ToolAnnotations
     from ._tool import ToolExample as ToolExample
     from ._tool import ToolHandler as ToolHandler
+    from ._tool import max_description as max_description
     from ._tool_decorator import tool as tool
     from .errors import ApprovalError as ApprovalError
     from .errors import DeadlineExceededError as DeadlineExceededError
@@ -166,7 +168,9 @@ _EXPORTS: dict[str, str] = {
     "compose": "._packs",
     "discover": "._packs",
     "hookimpl": ".hookspecs",
+    "expect_slow": "._packs._watch",
     "json_schema_params": "._json_params",
+    "max_description": "._tool",
     "normalize_path": ".filesystem",
     "tool": "._tool_decorator",
     "uninterruptible": "._interrupt",

@@ -14,6 +14,12 @@ __all__ = ["JsonArguments", "json_schema_params"]
 Validate = Callable[[dict[str, Any]], "str | None"]
 
 _MAX_INLINE_DEPTH = 32
+#: The most JSON values (objects, arrays and scalars) a schema may have once its ``$ref``\ s
+#: are inlined: a 4 KB schema of 40 definitions each referring to the next twice inlines to
+#: 2**40 values, and a self-referencing binary tree to 2**32, so the walk stops here.
+MAX_SCHEMA_NODES = 20_000
+#: The deepest nesting of objects and arrays, once inlined (also bounds the walk's recursion).
+MAX_SCHEMA_NESTING = 100
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +46,7 @@ def json_schema_params(
             f"The input schema of {name!r} must be a JSON Schema object with "
             f'"type": "object", got {_preview(schema)}.'
         )
-    inlined = _inline_refs(dict(copy.deepcopy(schema)), name)
+    inlined = _inline_refs(dict(schema), name)
     inlined.setdefault("type", "object")
     inlined.setdefault("properties", {})
 
@@ -90,27 +96,50 @@ def _inline_refs(schema: dict[str, Any], name: str) -> dict[str, Any]:
 
     Providers want self-contained schemas. A recursive reference cannot be inlined: past
     a fixed depth it becomes ``{}`` (any value), and the tool's own validation still
-    checks the real schema.
+    checks the real schema. Inlining can grow a schema exponentially, so the walk stops
+    with a :class:`PromptValidationError` once the result would pass
+    :data:`MAX_SCHEMA_NODES` values or :data:`MAX_SCHEMA_NESTING` levels: bounded work for
+    any schema. The input is not changed (the result is built anew).
     """
     defs: dict[str, Any] = {}
     for key in ("$defs", "definitions"):
-        found = schema.pop(key, None)
+        found = schema.get(key)
         if isinstance(found, dict):
             defs.update({f"#/{key}/{k}": v for k, v in found.items()})
+    budget = [MAX_SCHEMA_NODES]
 
-    def walk(node: Any, depth: int) -> Any:
+    def too_big(what: str) -> PromptValidationError:
+        return PromptValidationError(
+            f"The input schema of {name!r} is too large once its $refs are inlined: {what}. "
+            "Providers need a self-contained schema; simplify the schema (fewer nested or "
+            "repeated definitions)."
+        )
+
+    def walk(node: Any, depth: int, nesting: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise too_big(f"more than {MAX_SCHEMA_NODES} values")
         if isinstance(node, list):
-            return [walk(item, depth) for item in node]
+            if nesting >= MAX_SCHEMA_NESTING:
+                raise too_big(f"nested more than {MAX_SCHEMA_NESTING} levels")
+            return [walk(item, depth, nesting + 1) for item in node]
         if not isinstance(node, dict):
             return node
+        if nesting >= MAX_SCHEMA_NESTING:
+            raise too_big(f"nested more than {MAX_SCHEMA_NESTING} levels")
         ref = node.get("$ref")
         if isinstance(ref, str) and ref in defs:
             if depth >= _MAX_INLINE_DEPTH:
                 return {}
-            rest = {k: walk(v, depth) for k, v in node.items() if k != "$ref"}
-            return {**walk(defs[ref], depth + 1), **rest}
-        return {k: walk(v, depth) for k, v in node.items()}
+            rest = {k: walk(v, depth, nesting + 1) for k, v in node.items() if k != "$ref"}
+            target = walk(defs[ref], depth + 1, nesting)
+            return {**target, **rest} if isinstance(target, dict) else target
+        return {
+            k: walk(v, depth, nesting + 1)
+            for k, v in node.items()
+            if not (nesting == 0 and k in ("$defs", "definitions"))
+        }
 
-    result = walk(schema, 0)
+    result = walk(schema, 0, 0)
     assert isinstance(result, dict)
     return result

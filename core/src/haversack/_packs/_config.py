@@ -313,8 +313,9 @@ def resolve_paths(
 
     A path option is a field typed ``pathlib.Path`` (also ``Path | None`` and
     ``tuple[Path, ...]``) or marked ``field(metadata={"path": True})`` (``"keys"``: the keys
-    of a mapping, host path -> something); nested dataclasses
-    (a tuple of mount tables, say) are followed. ``~`` is expanded. Other values are kept as
+    of a mapping, host path -> something; ``"program"``: the first item of a command line,
+    when it holds a ``/``); nested dataclasses (a tuple of mount tables, or a mapping of
+    name -> table, say) are followed. ``~`` is expanded. Other values are kept as
     given, for the pack's own validation to judge.
     """
     import typing
@@ -337,6 +338,13 @@ def _resolve_value(tp: Any, metadata: Mapping[str, Any], value: Any, base: Path)
     marked = metadata.get(PATH_METADATA)
     if marked == "keys" and isinstance(value, Mapping):
         return {_join(k, base): v for k, v in value.items()}
+    if marked == "program" and isinstance(value, list) and value:
+        # A command line: its program is a path only when it holds a '/' (a bare name is
+        # looked up on PATH); its arguments are the program's business.
+        first = value[0]
+        if isinstance(first, str) and "/" in first:
+            return [_join(first, base), *value[1:]]
+        return value
     if marked is True or tp is Path:
         return _join(value, base)
     origin = typing.get_origin(tp)
@@ -350,6 +358,11 @@ def _resolve_value(tp: Any, metadata: Mapping[str, Any], value: Any, base: Path)
         return value
     if isinstance(tp, type) and dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
         return resolve_paths(tp, value, base)
+    if origin in (dict, Mapping) and len(args) == 2 and isinstance(value, Mapping):
+        # A table of nested option tables (name -> dataclass): each one's paths.
+        item = args[1]
+        if isinstance(item, type) and dataclasses.is_dataclass(item):
+            return {k: _resolve_value(item, {}, v, base) for k, v in value.items()}
     return value
 
 

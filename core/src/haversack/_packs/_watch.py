@@ -22,6 +22,7 @@ __all__ = [
     "ENV_BUDGET",
     "ENV_NOTICE",
     "budget_from_env",
+    "expect_slow",
     "notice_delay",
     "watching",
     "within",
@@ -89,6 +90,15 @@ class _Watchdog:
             self._cv.notify()
             return self._serial
 
+    def extend(self, delay: float) -> None:
+        """Give the current step ``delay`` seconds from now before its notice."""
+        with self._cv:
+            if self._step is not None:
+                serial, what, old, stream = self._step
+                # A new tuple: the watching thread sees a new step and restarts its wait.
+                self._step = (serial, what, max(delay, old), stream)
+                self._cv.notify()
+
     def end(self, serial: int) -> None:
         with self._cv:
             if self._step is not None and self._step[0] == serial:
@@ -123,6 +133,16 @@ def watching(
         yield
     finally:
         _WATCHDOG.end(serial)
+
+
+def expect_slow(seconds: float) -> None:
+    """Tell the slow-pack notice that the running hook may take ``seconds`` from now.
+
+    For a hook whose normal work is slow and already bounded by its own timeout (a pack
+    starting external servers): the notice, meant for a hook that hangs, then waits that
+    long (a notice already due is not printed early). Does nothing outside a watched step.
+    """
+    _WATCHDOG.extend(seconds)
 
 
 def within(

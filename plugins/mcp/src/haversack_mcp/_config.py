@@ -10,6 +10,12 @@ from haversack.errors import PackConfigError
 
 __all__ = ["McpConfig", "McpServer"]
 
+#: ~50,000 tokens: a large file or page, but not a flood that fills the model's context.
+DEFAULT_MAX_RESULT_CHARS = 200_000
+DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+#: OpenAI accepts 128 tools per request; a server offering more is rarely meant whole.
+DEFAULT_MAX_TOOLS = 128
+
 _SERVER_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 
@@ -21,7 +27,9 @@ class McpServer:
         default=(),
         metadata={
             "description": "Program and arguments of a stdio server, e.g. "
-            '["mcp-server-time", "--local-timezone", "UTC"].'
+            '["mcp-server-time", "--local-timezone", "UTC"]; a program path holding a '
+            "'/' is relative to the config file's folder.",
+            "path": "program",
         },
     )
     url: str = field(
@@ -35,7 +43,14 @@ class McpServer:
             "SDK's safe default environment (PATH, HOME, ...)."
         },
     )
-    cwd: str = field(default="", metadata={"description": "Working directory of a stdio server."})
+    cwd: str = field(
+        default="",
+        metadata={
+            "description": "Working directory of a stdio server (relative to the config "
+            "file's folder).",
+            "path": True,
+        },
+    )
     headers: dict[str, str] = field(
         default_factory=dict,
         metadata={"description": "HTTP headers for a URL server, e.g. Authorization."},
@@ -62,6 +77,27 @@ class McpServer:
     startup_timeout_s: float = field(
         default=30.0,
         metadata={"description": "Longest starting the server and listing its tools may take."},
+    )
+    max_result_chars: int = field(
+        default=DEFAULT_MAX_RESULT_CHARS,
+        metadata={
+            "description": "Most characters of a tool result passed on to the model; a longer "
+            "result is cut, and the model is told so."
+        },
+    )
+    max_message_bytes: int = field(
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        metadata={
+            "description": "Largest message read from a stdio server; a call whose answer "
+            "is larger fails with an error saying so."
+        },
+    )
+    max_tools: int = field(
+        default=DEFAULT_MAX_TOOLS,
+        metadata={
+            "description": "Most tools taken from the server (after tools/exclude_tools); "
+            "the rest are left out and reported."
+        },
     )
 
 
@@ -96,6 +132,13 @@ class McpConfig:
             ):
                 if not (math.isfinite(value) and value > 0):
                     problems.append(f"{where}: {what} must be a positive number of seconds")
+            for what, count in (
+                ("max_result_chars", server.max_result_chars),
+                ("max_message_bytes", server.max_message_bytes),
+                ("max_tools", server.max_tools),
+            ):
+                if not (isinstance(count, int) and count > 0):
+                    problems.append(f"{where}: {what} must be a positive whole number")
         if problems:
             raise PackConfigError(
                 "Invalid MCP pack configuration: " + "; ".join(problems) + ".", pack="mcp"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sys
 import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ __all__ = [
     "ServerConnection",
     "connections_binding",
     "list_server",
+    "list_servers",
     "root_cause",
 ]
 
@@ -47,21 +49,43 @@ def describe(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {text}"
 
 
+def supervised(server: McpServer, env: Mapping[str, str]) -> list[str]:
+    """The command line starting ``server`` under the supervisor (``_reaper.py``), which
+    kills the server's whole tree, daemons included, when it stops.
+
+    Raises ``FileNotFoundError`` when the program is not found (as spawning it would).
+    """
+    import os
+    import shutil
+    from pathlib import Path
+
+    program = server.command[0]
+    if os.sep in program:
+        where_ = Path(server.cwd or ".") / program
+        found = str(where_) if os.access(where_, os.X_OK) and where_.is_file() else None
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(2, "No such file or directory", program)
+    reaper = str(Path(__file__).with_name("_reaper.py"))
+    return [sys.executable, "-I", "-S", reaper, found, *server.command[1:]]
+
+
 @asynccontextmanager
 async def open_client(server: McpServer) -> AsyncIterator[Any]:
     """An initialized ``mcp.Client`` for ``server`` (stdio process or HTTP session)."""
-    from mcp import Client, StdioServerParameters
+    from mcp import Client
 
     if server.command:
         from mcp.client.stdio import get_default_environment
 
-        params = StdioServerParameters(
-            command=server.command[0],
-            args=list(server.command[1:]),
-            env={**get_default_environment(), **server.env},
-            cwd=server.cwd or None,
+        from ._stdio import stdio_transport
+
+        env = {**get_default_environment(), **server.env}
+        transport = stdio_transport(
+            supervised(server, env), env, server.cwd or None, server.max_message_bytes
         )
-        async with Client(params) as client:
+        async with Client(transport) as client:
             yield client
         return
     from mcp.client.streamable_http import streamable_http_client
@@ -83,6 +107,8 @@ class Listing:
 
 
 _MAX_PAGES = 100
+#: Tools read from one server at most, whatever its pages hold (max_tools applies after).
+_MAX_LISTED = 10_000
 
 
 async def _list(server: McpServer) -> Listing:
@@ -98,7 +124,7 @@ async def _list(server: McpServer) -> Listing:
                 )
                 tools.extend(page.tools)
                 cursor = page.next_cursor
-                if not cursor:
+                if not cursor or len(tools) >= _MAX_LISTED:
                     break
             return Listing(client.instructions or "", tools)
 
@@ -133,6 +159,39 @@ def list_server(name: str, server: McpServer) -> Listing:
             f"{where(name, server)} could not be started and listed: {describe(exc)}.{hint}",
             pack="mcp",
         ) from exc
+
+
+_LISTED: dict[str, Listing] = {}
+_LISTED_LOCK = threading.Lock()
+
+
+def list_servers(servers: Mapping[str, McpServer]) -> dict[str, Listing]:
+    """Each server's listing, the servers started in parallel; raises the first failure
+    (in configuration order) as :class:`McpServerError`.
+
+    A listing is kept for the life of the process, keyed by the server's whole
+    configuration: composing again (``check``, ``call``, each session of ``serve``) starts
+    no server to list it again. A server that changed its tools is seen after a restart.
+    """
+    import concurrent.futures
+
+    keys = {name: f"{name}\0{server!r}" for name, server in servers.items()}
+    with _LISTED_LOCK:
+        found = {name: _LISTED[key] for name, key in keys.items() if key in _LISTED}
+    missing = [name for name in servers if name not in found]
+    if len(missing) == 1:
+        found[missing[0]] = list_server(missing[0], servers[missing[0]])
+    elif missing:
+        with concurrent.futures.ThreadPoolExecutor(
+            len(missing), thread_name_prefix="haversack-mcp-list"
+        ) as pool:
+            futures = {name: pool.submit(list_server, name, servers[name]) for name in missing}
+        for name in missing:
+            found[name] = futures[name].result()  # the first failure, in config order
+    with _LISTED_LOCK:
+        for name in missing:
+            _LISTED[keys[name]] = found[name]
+    return found
 
 
 class _Home:

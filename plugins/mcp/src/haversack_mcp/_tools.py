@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
 from haversack import (
     JsonArguments,
     MarkdownSection,
+    PromptValidationError,
     Tool,
     ToolAnnotations,
     ToolContext,
     ToolResult,
     json_schema_params,
+    max_description,
 )
 
-from ._connection import McpConnections, list_server, where
+from ._connection import McpConnections, list_servers, where
 from ._errors import McpServerError
 
 if TYPE_CHECKING:
@@ -28,7 +31,12 @@ __all__ = ["server_section", "server_sections", "tool_name"]
 _INVALID = re.compile(r"[^a-z0-9_-]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _MAX_INSTRUCTIONS = 4000
-_MAX_DESCRIPTION = 200
+#: What MCP allows in a tool name (SEP-986, plus '/' that some servers use): anything else
+#: (empty, control, bidi or other non-ASCII characters) is a hostile or broken name.
+_SERVER_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")
+#: Characters a tool description may not hold (the core refuses them).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_log = logging.getLogger("haversack.mcp")
 
 
 def tool_name(prefix: str, original: str) -> str:
@@ -82,13 +90,35 @@ def _fast_check(schema: dict[str, Any]) -> Any:
     return accepts
 
 
+def _has_keys(node: Any, keys: set[str]) -> bool:
+    """Whether any object in ``node`` (a JSON value) has one of ``keys``."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not keys.isdisjoint(item):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def _validator(schema: dict[str, Any]) -> Any:
     from jsonschema import validators  # type: ignore[import-untyped]
 
+    from ._patterns import linear_validator
+
+    if _has_keys(schema, {"unevaluatedProperties", "unevaluatedItems"}) and _has_keys(
+        schema, {"patternProperties"}
+    ):
+        # jsonschema matches patternProperties with Python's backtracking re while working
+        # out what is evaluated; no local check is better than one a pattern can stall.
+        return None
     try:
         cls = validators.validator_for(schema)
         cls.check_schema(schema)
-        checker = cls(schema)
+        checker = linear_validator(cls)(schema)
     except Exception:  # noqa: BLE001 - an invalid schema: the server validates its input
         return None
     accepts = _fast_check(schema)
@@ -142,6 +172,16 @@ def render_content(result: Any) -> str:
     return "\n".join(parts)
 
 
+def cut_result(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and a note telling the model it was cut."""
+    if len(text) <= limit:
+        return text
+    return (
+        text[:limit] + f"\n\n[Result cut: the server sent {len(text):,} characters; only the first "
+        f"{limit:,} are shown (max_result_chars). Ask for a smaller part if you need more.]"
+    )
+
+
 def _handler(server: str, tool: str) -> Any:
     async def handler(params: JsonArguments, *, context: ToolContext) -> ToolResult[None]:
         connection = context.resources.get(McpConnections).get(server)
@@ -163,7 +203,7 @@ def _handler(server: str, tool: str) -> Any:
                 f"{where(server, connection.server)} refused {tool!r}: {exc.message} "
                 f"(JSON-RPC error {exc.code})."
             )
-        text = render_content(result)
+        text = cut_result(render_content(result), connection.server.max_result_chars)
         if result.is_error:
             return ToolResult.error(text or f"{tool!r} failed on MCP server {server!r}.")
         return ToolResult.ok(None, text)
@@ -175,8 +215,9 @@ def server_sections(config: McpConfig) -> list[MarkdownSection[None]]:
     """One section per configured server; each server is started once to list its tools."""
     sections: list[MarkdownSection[None]] = []
     owners: dict[str, str] = {}
+    listings = list_servers(config.servers)
     for name, server in config.servers.items():
-        section = server_section(name, server, list_server(name, server))
+        section = server_section(name, server, listings[name])
         for tool in section.tools:
             other = owners.setdefault(tool.name, name)
             if other != name:
@@ -191,50 +232,84 @@ def server_sections(config: McpConfig) -> list[MarkdownSection[None]]:
     return sections
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _tool(name: str, prefix: str, item: Any, seen: dict[str, str]) -> Tool[Any, Any]:
+    """The Haversack tool for the server's ``item``; :class:`PromptValidationError` when its
+    name, schema or description cannot make one."""
+    if not isinstance(item.name, str) or not _SERVER_TOOL_NAME.fullmatch(item.name):
+        raise PromptValidationError(
+            "not a valid MCP tool name (1-128 of A-Z, a-z, 0-9, '_', '-', '.', '/')"
+        )
+    local = tool_name(prefix, item.name)
+    if local == prefix:
+        raise PromptValidationError("no letter or digit to name it by")
+    if local in seen:
+        raise PromptValidationError(f"{seen[local]!r} already became {local!r}")
+    schema = dict(item.input_schema or {"type": "object"})
+    params = json_schema_params(local, schema, _validator(schema))
+    description = " ".join(_CONTROL.sub(" ", item.description or item.title or "").split()) or (
+        f"The {item.name!r} tool of MCP server {name!r}."
+    )
+    limit = max_description()
+    if len(description) > limit:
+        # The core's limit (HAVERSACK_MAX_DESCRIPTION, OpenAI's 1,024 by default): the
+        # server's longer text is cut rather than the tool refused.
+        description = description[: limit - 3].rstrip() + "..."
+    made = Tool[params, None](  # type: ignore[valid-type]
+        name=local,
+        description=description,
+        handler=_handler(name, item.name),
+        annotations=_annotations(item),
+    )
+    seen[local] = item.name
+    return made
+
+
 def server_section(name: str, server: McpServer, listing: Listing) -> MarkdownSection[None]:
     """The section of the server configured as ``name``: its selected tools, the server's
     instructions, and what a failed call does and does not undo."""
     prefix = "" if server.prefix == "-" else (server.prefix or f"{name}_")
-    offered = {t.name: t for t in listing.tools}
+    offered = {t.name for t in listing.tools}
     for wanted in (*server.tools, *server.exclude_tools):
         if wanted not in offered:
             raise McpServerError(
                 f"The MCP pack's servers.{name} names tool {wanted!r}, which "
                 f"{where(name, server)} does not offer; it offers: "
-                f"{', '.join(sorted(offered)) or 'no tools'}.",
+                f"{_clip(', '.join(sorted(offered)[:50]), 2000) or 'no tools'}.",
                 pack="mcp",
             )
+    wanted_names, excluded = set(server.tools), set(server.exclude_tools)
     selected = [
         t
         for t in listing.tools
-        if (not server.tools or t.name in server.tools) and t.name not in server.exclude_tools
+        if (not wanted_names or t.name in wanted_names) and t.name not in excluded
     ]
     tools: list[Tool[Any, Any]] = []
     seen: dict[str, str] = {}
-    for item in selected:
-        local = tool_name(prefix, item.name)
-        if local in seen:
-            raise McpServerError(
-                f"{where(name, server)} offers {seen[local]!r} and {item.name!r}, which both "
-                f"become {local!r}; leave one out with exclude_tools.",
-                pack="mcp",
+    left_out: list[str] = []
+    for index, item in enumerate(selected):
+        if len(tools) == server.max_tools:
+            left_out.insert(
+                0,
+                f"{len(selected) - index} past max_tools={server.max_tools} (choose them "
+                "with tools or exclude_tools, or raise max_tools)",
             )
-        seen[local] = item.name
-        schema = dict(item.input_schema or {"type": "object"})
-        params = json_schema_params(local, schema, _validator(schema))
-        description = " ".join((item.description or item.title or "").split()) or (
-            f"The {item.name!r} tool of MCP server {name!r}."
-        )
-        if len(description) > _MAX_DESCRIPTION:
-            # Haversack descriptions are short by rule; the server's full text is cut.
-            description = description[: _MAX_DESCRIPTION - 3].rstrip() + "..."
-        tools.append(
-            Tool[params, None](  # type: ignore[valid-type]
-                name=local,
-                description=description,
-                handler=_handler(name, item.name),
-                annotations=_annotations(item),
-            )
+            break
+        try:
+            tools.append(_tool(name, prefix, item, seen))
+        except PromptValidationError as exc:
+            left_out.append(f"{_clip(repr(item.name), 60)} ({_clip(str(exc), 160)})")
+    if left_out:
+        # One bad tool must not cost the others (or the other servers): it is left out and
+        # reported, briefly, as the server may have sent kilobytes of name.
+        _log.warning(
+            "%s: left out %d tool(s): %s",
+            where(name, server),
+            len(left_out),
+            "; ".join(left_out[:10]) + ("; ..." if len(left_out) > 10 else ""),
         )
     lines = [
         f"These tools come from the external MCP server `{name}`: "
