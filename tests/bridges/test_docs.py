@@ -49,3 +49,27 @@ def test_pydantic_ai_example():
     assert asked == ["rm"]
     assert "notes.md" in returns[0]
     assert "Removed" in returns[1] or "removed" in returns[1], returns[1]
+
+
+def test_openai_agents_example():
+    from agents import RunConfig
+
+    from ._agents_model import ScriptedModel
+
+    model = ScriptedModel(
+        ("write_file", {"path": "notes.md", "content": "hello\n"}, "w"),
+        ("rm", {"path": "notes.md"}, "r"),
+        "Created and removed notes.md.",
+    )
+    asked = []
+
+    def approve(item):
+        asked.append(item.tool_name)
+        return True
+
+    module = _load("bridge_openai_agents")
+    output = module.main(model, approve, run_config=RunConfig(tracing_disabled=True))
+    assert output == "Created and removed notes.md."
+    assert asked == ["rm"]
+    assert "notes.md" in model.seen[0]
+    assert "notes.md" in model.seen[1]

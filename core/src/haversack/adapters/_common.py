@@ -22,6 +22,7 @@ __all__ = [
     "aexecute_calls",
     "chat_tool_calls_of",
     "field_of",
+    "asks_approval",
     "function_calls_of",
     "pending_of",
     "run_together",
@@ -143,3 +144,25 @@ def pending_of(result: ToolResult[Any]) -> PendingApproval | None:
     """The approval ``result`` awaits (a policy held the call and nothing ran), or ``None``."""
     value = result.value
     return value if not result.success and isinstance(value, PendingApproval) else None
+
+
+def asks_approval(rendered: RenderedPrompt, item: Tool[Any, Any]) -> bool:
+    """Whether an :class:`~haversack.ApprovalPolicy` governing ``item`` holds every call of
+    it for a human: what a framework that asks before running a tool must be told.
+
+    An approval policy decides by the tool alone (its name or annotations), so the answer
+    is known before any call; other policies may still ask about a particular call.
+    """
+    from typing import cast
+
+    from haversack._approval import ApprovalPolicy
+    from haversack._context import ToolContext
+
+    for policy in rendered.policies_for(item.name):
+        # ApprovalPolicy.check reads neither the parameters nor the context.
+        if (
+            isinstance(policy, ApprovalPolicy)
+            and policy.check(item, None, context=cast(ToolContext, None)).needs_approval
+        ):
+            return True
+    return False
