@@ -73,3 +73,24 @@ def test_openai_agents_example():
     assert asked == ["rm"]
     assert "notes.md" in model.seen[0]
     assert "notes.md" in model.seen[1]
+
+
+def test_llm_example(monkeypatch):
+    import io
+    import sys
+
+    from ._llm_model import MODEL_ID, scripted
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # no terminal, even under pytest -s
+
+    steps = (
+        ("write_file", {"path": "notes.md", "content": "hello\n"}, "w"),
+        ("rm", {"path": "notes.md"}, "r"),
+        "Created notes.md; removing it was not approved.",
+    )
+    with scripted(*steps) as model:
+        output = _load("bridge_llm").main(MODEL_ID)
+    assert output.endswith("Created notes.md; removing it was not approved.")
+    assert "notes.md" in model.seen[0]
+    # No terminal in the test run: ask_on_terminal answers no, and the model is told.
+    assert "The user did not approve this call." in model.seen[1]

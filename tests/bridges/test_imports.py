@@ -31,3 +31,4 @@ def test_the_core_adapters_agent_and_bridges_package_import_no_framework():
 def test_each_bridge_imports_only_its_own_framework():
     assert _frameworks_after("import haversack.bridges.pydantic_ai") == ["pydantic_ai"]
     assert _frameworks_after("import haversack.bridges.openai_agents") == ["agents"]
+    assert _frameworks_after("import haversack.bridges.llm") == ["llm"]
