@@ -138,7 +138,9 @@ def test_a_held_call_is_pydantic_ais_deferred_approval(approved):
         else:
             assert workspace(ex).read_text("a.md") == "one\n"
             assert script.seen[-1] == "Keep a.md."
-            assert outcomes(ex) == [("write_file", OK), ("rm", PENDING)]
+            # pydantic-ai answered the denial; the executor records it and holds nothing.
+            assert outcomes(ex) == [("write_file", OK), ("rm", PENDING), ("rm", DENIED)]
+            assert ex.pending == ()
 
 
 def test_pydantic_ais_test_model_calls_every_tool_and_gets_results():

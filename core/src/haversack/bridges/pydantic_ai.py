@@ -3,7 +3,8 @@
 Install with ``pip install 'haversack[pydantic-ai]'``. A call a Haversack policy holds for
 a human becomes pydantic-ai's own deferred approval (``ApprovalRequired``): the run ends with
 ``DeferredToolRequests``, and the call runs when the next run gives it a
-``DeferredToolResults`` approval (a denial is answered by pydantic-ai; nothing runs).
+``DeferredToolResults`` approval (a denial is answered by pydantic-ai, nothing runs, and
+the executor records the call as denied).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.exceptions import ApprovalRequired
+from pydantic_ai.messages import ToolReturnPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
@@ -88,6 +90,24 @@ class HaversackToolset(AbstractToolset[Any]):
     async def get_instructions(self, ctx: RunContext[Any]) -> str | None:
         """The rendered prompt's text, unless ``instructions=False``."""
         return self.executor.rendered_prompt.text if self._instructions else None
+
+    async def for_run_step(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        """Close the held calls pydantic-ai has answered without running them (denied).
+
+        pydantic-ai answers a denied call itself and never calls the tool again, so the
+        executor would keep it pending: each is refused here with pydantic-ai's message,
+        which the session's log then records as a denial.
+        """
+        executor = self.executor
+        held = {pending.call_id: pending for pending in executor.pending}
+        if held:
+            for message in ctx.messages:
+                for part in getattr(message, "parts", ()):
+                    if isinstance(part, ToolReturnPart) and part.tool_call_id in held:
+                        pending = held.pop(part.tool_call_id)
+                        reason = str(part.content).strip() or "The call was denied."
+                        await executor.aresume(pending.call_id, pending.deny(reason))
+        return self
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         """One tool per tool of the rendered prompt, built once."""
