@@ -1,5 +1,5 @@
-"""What every provider format shares: one tool's definition, reading a tool call and running
-the calls of one model response."""
+"""What every provider format shares: one tool's definition, reading a tool call, running
+the calls of one model response and the approval a call awaits."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from haversack import serde
+from haversack._approval import PendingApproval
 from haversack._tool import Tool
 
 if TYPE_CHECKING:
@@ -16,15 +17,25 @@ if TYPE_CHECKING:
     from haversack._result import ToolResult
 
 __all__ = [
+    "NO_APPROVER",
     "ToolCall",
     "aexecute_calls",
     "chat_tool_calls_of",
     "field_of",
+    "asks_approval",
     "function_calls_of",
+    "pending_of",
     "run_together",
     "tool_definition",
     "tool_uses_of",
 ]
+
+
+#: What the model is told about a held call that no one is there to answer.
+NO_APPROVER = (
+    "No one is available to approve this call, so it was not run. Do not retry it; "
+    "finish without it or tell the user what you would have done."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +138,31 @@ async def aexecute_calls(
     if run_together(executor.rendered_prompt, calls):
         return await executor.aexecute_many([(c.name, c.arguments, c.call_id) for c in calls])
     return [await executor.aexecute(c.name, c.arguments, call_id=c.call_id) for c in calls]
+
+
+def pending_of(result: ToolResult[Any]) -> PendingApproval | None:
+    """The approval ``result`` awaits (a policy held the call and nothing ran), or ``None``."""
+    value = result.value
+    return value if not result.success and isinstance(value, PendingApproval) else None
+
+
+def asks_approval(rendered: RenderedPrompt, item: Tool[Any, Any]) -> bool:
+    """Whether an :class:`~haversack.ApprovalPolicy` governing ``item`` holds every call of
+    it for a human: what a framework that asks before running a tool must be told.
+
+    An approval policy decides by the tool alone (its name or annotations), so the answer
+    is known before any call; other policies may still ask about a particular call.
+    """
+    from typing import cast
+
+    from haversack._approval import ApprovalPolicy
+    from haversack._context import ToolContext
+
+    for policy in rendered.policies_for(item.name):
+        # ApprovalPolicy.check reads neither the parameters nor the context.
+        if (
+            isinstance(policy, ApprovalPolicy)
+            and policy.check(item, None, context=cast(ToolContext, None)).needs_approval
+        ):
+            return True
+    return False

@@ -13,6 +13,8 @@ from haversack._executor import ToolExecutor
 from haversack._prompt import Prompt
 from haversack._result import ToolResult
 from haversack._session import Session
+from haversack.adapters._common import NO_APPROVER as _NO_APPROVER
+from haversack.adapters._common import pending_of as _pending_of
 from haversack.adapters._common import run_together
 from haversack.errors import HaversackError
 
@@ -43,11 +45,6 @@ __all__ = ["Agent", "ApproveCallback", "EventCallback"]
 ApproveCallback = Callable[["PendingApproval"], "Approval | Awaitable[Approval]"]
 #: Receives every :data:`AgentEvent` of a run, in order.
 EventCallback = Callable[[AgentEvent], None]
-
-_NO_APPROVER = (
-    "No one is available to approve this call, so it was not run. Do not retry it; "
-    "finish without it or tell the user what you would have done."
-)
 
 
 class Agent:
@@ -342,11 +339,6 @@ def _loop_running() -> bool:
     except RuntimeError:
         return False
     return True
-
-
-def _pending_of(result: ToolResult[Any]) -> PendingApproval | None:
-    value = result.value
-    return value if not result.success and isinstance(value, PendingApproval) else None
 
 
 def _close(awaitable: object) -> None:
