@@ -12,10 +12,11 @@ raw exec at 1,000 files.
 
 The host-side share of each call (snapshot, quota check, rollback) is also measured without a
 container, with change tracking and with a full walk each time, because on a shared machine
-Podman's own latency varies more than the whole difference being measured.
+Podman's own latency varies more than the whole difference being measured. So is a failed
+call in a shared workspace (the user's own directory, journaled): target 1.3x at 50,000 files.
 
 Suite interface (``bench/_harness.py``): ``run(quick) -> list[Result]``; standalone: ``python
-bench/bench_workspace_scale.py [--quick] [--host]`` prints the medians.
+bench/bench_workspace_scale.py [--quick] [--host | --shared]`` prints the medians.
 """
 
 from __future__ import annotations
@@ -149,6 +150,34 @@ def overhead_figures(quick: bool) -> dict[str, Times]:
     return data
 
 
+def shared_figures(quick: bool) -> dict[str, Times]:
+    """Seconds of a failed call's whole transaction in a *shared* workspace (the user's own
+    directory: ``DirectoryFilesystem(shared=True)``, journaled, nothing walked): a mark, three
+    appends and a new file through the file system, then the undo of exactly those."""
+    from haversack.filesystem import DirectoryFilesystem
+
+    repeats = 8 if quick else 30
+    data: dict[str, Times] = {}
+    for files in SIZES:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp, "ws")
+            root.mkdir()
+            _populate(root, files)
+            fs = DirectoryFilesystem(root, shared=True, storage_parent=Path(tmp))
+            edited = [f"{d}/file000.txt" for d in EDIT_DIRS]
+
+            def failed_call(fs: Any = fs, edited: list[str] = edited) -> None:
+                mark = fs.snapshot()
+                for path in edited:
+                    fs.write(path, "y\n", mode="append")
+                fs.write("new.txt", "n")
+                fs.restore(mark)
+
+            data.update(_interleaved({f"host_shared_failed_call_{files}": failed_call}, repeats))
+            fs.close()
+    return data
+
+
 def _failed_call(snapper: Any, edited: list[Path], new: Path) -> None:
     snap = snapper.snapshot()
     for path in edited:
@@ -171,6 +200,7 @@ def _floors() -> dict[str, tuple[str, float]]:
     # The host-side share, with change tracking: the same change costs the same at any size.
     for kind in ("snapshot", "check_quota", "failed_call"):
         out[f"host_{kind}_tracked_{big}"] = (f"host_{kind}_tracked_{none}", 1.3)
+    out[f"host_shared_failed_call_{big}"] = (f"host_shared_failed_call_{none}", 1.3)
     out["shell_true_1000"] = ("raw_exec_run_true_1000", 1.15)
     return out
 
@@ -179,7 +209,7 @@ def run(quick: bool) -> list[Any]:
     """Harness entry point: one ``Result`` per figure, targets as ratios to their floors."""
     from _harness import Sample, result
 
-    data = {**overhead_figures(quick), **figures(quick)}
+    data = {**overhead_figures(quick), **shared_figures(quick), **figures(quick)}
     floors = _floors()
     out = []
     for name, value in data.items():
@@ -201,7 +231,12 @@ def run(quick: bool) -> list[Any]:
 
 def main() -> None:
     quick = "--quick" in sys.argv
-    data = overhead_figures(quick) if "--host" in sys.argv else figures(quick)
+    if "--shared" in sys.argv:
+        data = shared_figures(quick)
+    elif "--host" in sys.argv:
+        data = overhead_figures(quick)
+    else:
+        data = figures(quick)
     for name, value in data.items():
         print(f"{name:34s} {statistics.median(value) * 1000:8.1f} ms  (n={len(value)})")
 

@@ -137,6 +137,19 @@ AREAS: dict[str, tuple[str, str]] = {
         "not committed whose change stayed, a call recorded twice, the call lock left held "
         "or waited on, or a next call on the same executor that does not complete.",
     ),
+    "workspace-boundary": (
+        "13. Workspace boundary",
+        "The user's own directory as the workspace, with a real git repository and a canary "
+        "outside it. Every way the file tools (and, with Podman, sandboxed commands) could "
+        "plant what the host later runs: git's config, hooks and info (in every spelling that "
+        "normalises there, nested repositories, a `.git` file redirecting git), direnv, "
+        "editor and hook-manager files; then the host's own `git status`, `git add` and "
+        "`git commit` run. A failure is a change that landed, or a marker the planted command "
+        "would create. Beside it, hypothesis interleaves a failing call's changes with "
+        "another party's writes: a failure is another party's change lost, a change only "
+        "the call made not rolled back, a path reported that nobody raced, or a temporary "
+        "file left behind.",
+    ),
 }
 
 

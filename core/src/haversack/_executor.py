@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from ._events import CallOutcome, ToolInvoked, ToolLog
 from ._interrupt import GATES
 from ._result import ToolResult, render_once
 from .errors import ApprovalError, HaversackError, PromptEvaluationError, ToolValidationError
-from .filesystem._protocol import Snapshottable
+from .filesystem._protocol import RollbackReport, Snapshottable
 
 if TYPE_CHECKING:
     from ._approval import Approval, PendingApproval
@@ -97,15 +98,21 @@ def _restore(
     session: Session,
     saved: SessionSnapshot,
     snapshots: Sequence[tuple[Snapshottable, object]] | None,
-) -> None:
-    """Put back the session and every snapshottable resource as a call found them."""
+) -> str:
+    """Put back the session and every snapshottable resource as a call found them; return
+    what the model must hear about paths that others changed since (``""`` for nothing)."""
     # Every restore is attempted even if one fails; the session's cannot fail.
     failures: list[tuple[Snapshottable, Exception]] = []
+    notes: list[str] = []
     for resource, snapshot in snapshots or ():
         try:
-            resource.restore(snapshot)
+            report = resource.restore(snapshot)
         except Exception as exc:  # noqa: BLE001 - reported together below
             failures.append((resource, exc))
+            continue
+        if isinstance(report, RollbackReport) and report.kept:
+            mount = getattr(resource, "mount_point", "/workspace")
+            notes.append(report.describe(mount if isinstance(mount, str) else "/workspace"))
     session.restore(saved)
     if failures:
         broken, error = failures[0]
@@ -114,6 +121,11 @@ def _restore(
             f"unknown state (its restore() raised {type(error).__name__}: {error}); the "
             "evaluation cannot continue safely."
         ) from error
+    return " ".join(notes)
+
+
+def _noted(message: str, note: str) -> str:
+    return f"{message}\n\n{note}" if note else message
 
 
 class _SharedScope:
@@ -625,7 +637,10 @@ class ToolExecutor:
                 CallOutcome.ERROR,
             )
         if not outcome.success:
-            self._rollback(call)
+            note = self._rollback(call)
+            if note:
+                outcome = dataclasses.replace(outcome, message=_noted(outcome.message, note))
+                rendered = render_once(outcome)
             return self._publish(call, outcome, CallOutcome.FAILED, rendered=rendered)
         recorders = self._recorders
         if recorders and call.saved is None:
@@ -659,8 +674,8 @@ class ToolExecutor:
         return self._fail(call, message, CallOutcome.ERROR)
 
     def _fail(self, call: _Call, message: str, outcome: CallOutcome) -> ToolResult[Any]:
-        self._rollback(call)
-        return self._publish(call, ToolResult.error(message), outcome)
+        note = self._rollback(call)
+        return self._publish(call, ToolResult.error(_noted(message, note)), outcome)
 
     def _abort(self, call: _Call, exc: BaseException) -> NoReturn:
         """Roll back, publish an ABORTED event and re-raise ``exc``."""
@@ -669,12 +684,13 @@ class ToolExecutor:
         self._publish(call, ToolResult.error(text), CallOutcome.ABORTED)
         raise exc
 
-    def _rollback(self, call: _Call) -> None:
+    def _rollback(self, call: _Call) -> str:
+        """Undo the call; what the model must hear about paths others changed since."""
         saved, call.saved = call.saved, None
         if saved is None:
-            return
+            return ""
         try:
-            _restore(self.session, saved, call.snapshots)
+            return _restore(self.session, saved, call.snapshots)
         except PromptEvaluationError as exc:
             self._publish(call, ToolResult.error(str(exc)), CallOutcome.ABORTED)
             raise

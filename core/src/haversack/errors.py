@@ -18,6 +18,8 @@ A tool failing at run time never raises into the evaluation: the executor turns 
     │       ├── PathKindError                       file where a directory is needed, or back
     │       ├── FilesystemLimitError                a size, count or budget limit is exceeded
     │       ├── ReadOnlyFilesystemError (PermissionError)
+    │       │   └── ProtectedPathError              the host runs or trusts this path
+    │       ├── WorkspaceConflictError              someone else changed the path meanwhile
     │       └── InvalidArgumentError                another argument is unusable (offset, text)
     │           └── InvalidPatternError             a grep pattern does not compile
     ├── PromptEvaluationError (RuntimeError)        the evaluation itself must stop
@@ -60,11 +62,13 @@ __all__ = [
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
+    "ProtectedPathError",
     "ProviderError",
     "ReadOnlyFilesystemError",
     "ResourceError",
     "ToolCallCancelled",
     "ToolValidationError",
+    "WorkspaceConflictError",
 ]
 
 
@@ -184,6 +188,15 @@ class FilesystemLimitError(FilesystemError):
 
 class ReadOnlyFilesystemError(FilesystemError, PermissionError):
     """The filesystem (or this part of it) cannot be written."""
+
+
+class ProtectedPathError(ReadOnlyFilesystemError):
+    """The path is protected: the host's own tools (git, direnv, an editor) later run or trust
+    what it holds, so nothing the model drives may change it."""
+
+
+class WorkspaceConflictError(FilesystemError):
+    """Someone else changed the same workspace path meanwhile: their version was kept."""
 
 
 class InvalidArgumentError(FilesystemError):

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
         compile_grep_pattern,
         grep_texts,
     )
+    from ._journal import ChangeJournal, JournalMark, PathState, workspace_lock
     from ._paths import MAX_PATH_DEPTH, MAX_SEGMENT_LENGTH, WORKSPACE_MOUNT, normalize_path
+    from ._protected import DEFAULT_PROTECTED, ProtectedPaths, ProtectedRule
     from ._protocol import (
         EntryKind,
         FileStat,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
         GrepMatch,
         GrepResult,
         ReadWindow,
+        RollbackReport,
         Snapshottable,
         WriteMode,
     )
@@ -82,12 +85,14 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "Beneath": "._beneath",
+    "ChangeJournal": "._journal",
     "DEFAULT_GREP_SCAN_BYTES": "._grep",
     "DEFAULT_GREP_SECONDS": "._grep",
     "DEFAULT_MAX_FILE_BYTES": "._rules",
     "DEFAULT_MAX_GLOB_CHARS": "._glob",
     "DEFAULT_MAX_MATCH_LINE_BYTES": "._grep",
     "DEFAULT_MAX_PATTERN_CHARS": "._grep",
+    "DEFAULT_PROTECTED": "._protected",
     "DirectoryFilesystem": "._directory",
     "DirectorySnapshot": "._snapshot",
     "DirectorySnapshotter": "._snapshot",
@@ -99,14 +104,19 @@ _EXPORTS: dict[str, str] = {
     "GrepMatch": "._protocol",
     "GrepPattern": "._grep",
     "GrepResult": "._protocol",
+    "JournalMark": "._journal",
     "MATCH_COUNT_CAP": "._text",
     "MAX_GREP_SCAN_BYTES": "._grep",
     "MAX_GREP_SECONDS": "._grep",
     "MAX_PATH_DEPTH": "._paths",
     "MAX_PATTERN_CHARS": "._grep",
     "MAX_SEGMENT_LENGTH": "._paths",
+    "PathState": "._journal",
+    "ProtectedPaths": "._protected",
+    "ProtectedRule": "._protected",
     "RE2_MAX_MEM": "._grep",
     "ReadWindow": "._protocol",
+    "RollbackReport": "._protocol",
     "Snapshottable": "._protocol",
     "WORKSPACE_MOUNT": "._paths",
     "WORK_PER_CHUNK": "._grep",
@@ -137,16 +147,19 @@ _EXPORTS: dict[str, str] = {
     "replaced_size": "._text",
     "root_write_error": "._rules",
     "utf8_size": "._text",
+    "workspace_lock": "._journal",
 }
 
 __all__ = [
     "Beneath",
+    "ChangeJournal",
     "DEFAULT_GREP_SCAN_BYTES",
     "DEFAULT_GREP_SECONDS",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_GLOB_CHARS",
     "DEFAULT_MAX_MATCH_LINE_BYTES",
     "DEFAULT_MAX_PATTERN_CHARS",
+    "DEFAULT_PROTECTED",
     "DirectoryFilesystem",
     "DirectorySnapshot",
     "DirectorySnapshotter",
@@ -158,14 +171,19 @@ __all__ = [
     "GrepMatch",
     "GrepPattern",
     "GrepResult",
+    "JournalMark",
     "MATCH_COUNT_CAP",
     "MAX_GREP_SCAN_BYTES",
     "MAX_GREP_SECONDS",
     "MAX_PATH_DEPTH",
     "MAX_PATTERN_CHARS",
     "MAX_SEGMENT_LENGTH",
+    "PathState",
+    "ProtectedPaths",
+    "ProtectedRule",
     "RE2_MAX_MEM",
     "ReadWindow",
+    "RollbackReport",
     "Snapshottable",
     "WORKSPACE_MOUNT",
     "WORK_PER_CHUNK",
@@ -196,6 +214,7 @@ __all__ = [
     "replaced_size",
     "root_write_error",
     "utf8_size",
+    "workspace_lock",
 ]
 
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, rehome=True)

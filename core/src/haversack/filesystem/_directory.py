@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import errno
+import itertools
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -35,13 +36,16 @@ from haversack.errors import (
     PathExistsError,
     PathKindError,
     PathNotFoundError,
+    ProtectedPathError,
 )
 
 from ._beneath import Beneath
 from ._glob import compile_glob
 from ._grep import compile_grep_pattern, grep_texts
+from ._journal import ChangeJournal, JournalMark
 from ._paths import MAX_PATH_DEPTH, WORKSPACE_MOUNT, normalize_path
-from ._protocol import FileStat, GrepResult, ReadWindow, WriteMode
+from ._protected import ProtectedPaths
+from ._protocol import FileStat, GrepResult, ReadWindow, RollbackReport, WriteMode
 from ._remove import _empty
 from ._rules import (
     DEFAULT_MAX_FILE_BYTES,
@@ -60,6 +64,7 @@ from ._snapshot import (
     DEFAULT_MAX_FILES,
     DirectorySnapshotter,
     WorkspaceUsage,
+    _copy,
 )
 from ._text import (
     check_old_text,
@@ -78,12 +83,19 @@ DEFAULT_MAX_WALK_ENTRIES: Final = 200_000
 _DIR_PATH: Final = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_READ: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK: Final = 1 << 20
+_TEMP_NAMES: Final = itertools.count()
 
 Guard = Callable[[], contextlib.AbstractContextManager[object]]
 
 
 def _join(base: str, name: str) -> str:
     return f"{base}/{name}" if base else name
+
+
+def _lineage(p: str) -> list[str]:
+    """``p`` and each of its ancestors, outermost first: what writing ``p`` may create."""
+    parts = p.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _reopen(path_fd: int, flags: int) -> int:
@@ -106,6 +118,17 @@ class DirectoryFilesystem:
     (default :func:`haversack.filesystem.default_storage_parent`); ``max_bytes`` and
     ``max_files`` are the workspace quotas the snapshotter enforces. ``close`` releases the
     handle and the snapshot storage and never touches ``root`` itself.
+
+    ``shared=True`` is for a directory others write too (the user's project: their editor,
+    another session): a snapshot is then a :class:`~haversack.filesystem.ChangeJournal` mark
+    instead of a copy of the tree, and :meth:`restore` undoes only what this object changed
+    since, keeping whatever anyone else did and reporting it (a
+    :class:`~haversack.filesystem.RollbackReport`). ``protected`` (a
+    :class:`~haversack.filesystem.ProtectedPaths`) names paths that may be read but never
+    changed, created or removed (:class:`~haversack.errors.ProtectedPathError`). Whatever the
+    mode, a file is never written in place when it has another name (a hard link, possibly
+    outside the workspace) or the workspace is shared: a new file replaces it, so the other
+    names keep their content.
     """
 
     def __init__(
@@ -121,6 +144,8 @@ class DirectoryFilesystem:
         max_files: int | None = None,
         guard: Guard | None = None,
         use_openat2: bool = True,
+        shared: bool = False,
+        protected: ProtectedPaths | None = None,
     ) -> None:
         for name, value in (
             ("max_file_bytes", max_file_bytes),
@@ -149,13 +174,19 @@ class DirectoryFilesystem:
         stripped = mount_point.strip("/")
         self._mount_point = f"/{stripped}" if stripped else "/"
         self._guard = guard
+        self.protected = protected
+        self._storage_parent = storage_parent
+        self._quota = (
+            DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
+            DEFAULT_MAX_FILES if max_files is None else max_files,
+        )
+        self._snapshotter: DirectorySnapshotter | None = None
+        self._journal: ChangeJournal | None = None
         try:
-            self._snapshotter = DirectorySnapshotter(
-                Path(path),
-                storage_parent=storage_parent,
-                max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
-                max_files=DEFAULT_MAX_FILES if max_files is None else max_files,
-            )
+            if shared:
+                self._journal = ChangeJournal(path, storage_parent=storage_parent)
+            else:
+                self._tracker()
         except BaseException:
             self._beneath.close()
             raise
@@ -175,8 +206,31 @@ class DirectoryFilesystem:
     @property
     def snapshot_storage(self) -> Path:
         """The private directory holding snapshot data (deleted by :meth:`close`)."""
-        storage: Path = self._snapshotter.storage
+        storage: Path = self._tracker().storage
         return storage
+
+    @property
+    def shared(self) -> bool:
+        """Whether others write this directory too (see the class docstring)."""
+        return self._journal is not None
+
+    @property
+    def journal(self) -> ChangeJournal | None:
+        """The change journal of a shared workspace: whoever else changes it on this object's
+        behalf (a sandbox writing back a command's changes) records through it, so a rollback
+        covers those changes too."""
+        return self._journal
+
+    def _tracker(self) -> DirectorySnapshotter:
+        # Built on first use in a shared workspace: only the quotas need it there.
+        if self._snapshotter is None:
+            self._snapshotter = DirectorySnapshotter(
+                Path(self._root),
+                storage_parent=self._storage_parent,
+                max_bytes=self._quota[0],
+                max_files=self._quota[1],
+            )
+        return self._snapshotter
 
     @property
     def uses_openat2(self) -> bool:
@@ -209,24 +263,36 @@ class DirectoryFilesystem:
     # -- snapshots ----------------------------------------------------------------------
 
     def snapshot(self) -> object:
-        """Record the workspace exactly (only changed files are copied)."""
+        """Record the workspace exactly (only changed files are copied); in a shared
+        workspace, a journal mark (nothing is copied until something changes)."""
         with self._guarded():
-            return self._snapshotter.snapshot()
+            if self._journal is not None:
+                return self._journal.mark()
+            return self._tracker().snapshot()
 
-    def restore(self, snapshot: object) -> None:
-        """Put the workspace back exactly as ``snapshot`` recorded it."""
+    def restore(self, snapshot: object) -> RollbackReport | None:
+        """Put the workspace back exactly as ``snapshot`` recorded it; in a shared workspace,
+        undo only this object's changes since, and report the paths others changed since."""
         with self._guarded():
-            self._snapshotter.restore(snapshot)
+            if self._journal is not None:
+                if not isinstance(snapshot, JournalMark):
+                    raise FilesystemError("This snapshot was not taken by this workspace.")
+                return self._journal.undo(snapshot)
+            self._tracker().restore(snapshot)
+            return None
 
     def discard(self, snapshot: Any) -> None:
         """Release a snapshot's storage now (otherwise when it is garbage-collected)."""
         with self._guarded():
-            self._snapshotter.discard(snapshot)
+            if self._journal is not None:
+                self._journal.forget(snapshot)
+            else:
+                self._tracker().discard(snapshot)
 
     def usage(self) -> WorkspaceUsage:
         """What the workspace uses now (allocated bytes, entries) and its budgets."""
         with self._guarded():
-            usage: WorkspaceUsage = self._snapshotter.usage()
+            usage: WorkspaceUsage = self._tracker().usage()
             return usage
 
     def check_quota(self) -> WorkspaceUsage:
@@ -234,15 +300,35 @@ class DirectoryFilesystem:
         its byte or file budget (a command that left it there must fail and be rolled back);
         else its usage."""
         with self._guarded():
-            usage: WorkspaceUsage = self._snapshotter.check_quota()
+            usage: WorkspaceUsage = self._tracker().check_quota()
             return usage
 
     def close(self) -> None:
         """Release the root handle and delete the snapshot storage (idempotent); the
         directory itself is never removed."""
         with self._guarded():
-            self._snapshotter.close()
+            if self._snapshotter is not None:
+                self._snapshotter.close()
+            if self._journal is not None:
+                self._journal.close()
             self._beneath.close()
+
+    # -- changes: protection and the journal ----------------------------------------------
+
+    def _refuse_protected(self, p: str) -> None:
+        rule = self.protected.match(p) if self.protected is not None else None
+        if rule is not None:
+            raise ProtectedPathError(
+                f"{self.display(p)} is protected ({rule.reason}), so the tools may read it but "
+                "never change, create or remove it. Leave that change to the user.",
+                path=p,
+            )
+
+    def _changing(self, paths: builtins.list[str]) -> contextlib.AbstractContextManager[None]:
+        """Around a change of ``paths``: journaled in a shared workspace."""
+        if self._journal is None:
+            return contextlib.nullcontext()
+        return self._journal.record(paths)
 
     # -- resolution ---------------------------------------------------------------------
 
@@ -564,29 +650,70 @@ class DirectoryFilesystem:
         if not p:
             raise root_write_error()
         check_new_name(p, self.display(p))
+        self._refuse_protected(p)
         head, _, name = p.rpartition("/")
-        parent = self._ensure_dir(head, parents=parents, target=p)
-        try:
-            fd, created = self._open_for_write(parent, p, name, mode, len(data))
-        finally:
-            os.close(parent)
-        try:
-            if created and self._chown:
-                assert self.owner is not None
-                os.fchown(fd, *self.owner)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
+        with self._changing(_lineage(p)):
+            parent = self._ensure_dir(head, parents=parents, target=p)
+            try:
+                self._write_at(parent, p, name, mode, data)
+            finally:
+                os.close(parent)
         return len(data)
+
+    def _write_at(self, parent: int, p: str, name: str, mode: WriteMode, data: bytes) -> None:
+        fd, created, tmp = self._open_for_write(parent, p, name, mode, len(data))
+        try:
+            try:
+                if created and self._chown:
+                    assert self.owner is not None
+                    os.fchown(fd, *self.owner)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            if tmp is not None:
+                os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=parent)
+            raise
+
+    def _replacement(
+        self, parent: int, handle: int, now: os.stat_result, append: bool
+    ) -> tuple[int, bool, str]:
+        """A new file beside the existing one (same mode and owner, its content first when
+        appending), to be renamed over it: the old inode, and every other name it has, stays
+        as it was."""
+        tmp = f".haversack-{os.getpid()}-{next(_TEMP_NAMES)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o600, dir_fd=parent)
+        try:
+            os.fchmod(fd, stat.S_IMODE(now.st_mode))
+            if os.geteuid() == 0:
+                os.fchown(fd, now.st_uid, now.st_gid)
+            if append and now.st_size:
+                src = _reopen(handle, os.O_RDONLY | os.O_NONBLOCK)
+                try:
+                    copied = _copy(src, fd, now.st_size, 0, 0)
+                finally:
+                    os.close(src)
+                os.lseek(fd, copied, os.SEEK_SET)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=parent)
+            raise
+        return fd, False, tmp
 
     def _open_for_write(
         self, parent: int, p: str, name: str, mode: WriteMode, size: int
-    ) -> tuple[int, bool]:
+    ) -> tuple[int, bool, str | None]:
         """A writable descriptor on the regular file ``name`` in ``parent`` (positioned for
-        ``mode``) and whether it was created; every refusal is decided before a byte is
-        written or truncated."""
+        ``mode``), whether it was created, and the temporary name to rename over ``name``
+        when the file is replaced rather than written in place; every refusal is decided
+        before a byte is written or truncated."""
         shown = self.display(p)
         for _ in range(3):  # a name appearing or vanishing between the calls: look again
             try:
@@ -596,7 +723,7 @@ class DirectoryFilesystem:
                     raise file_size_error(p, shown, size, self.max_file_bytes) from None
                 try:
                     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-                    return os.open(name, flags, 0o644, dir_fd=parent), True
+                    return os.open(name, flags, 0o644, dir_fd=parent), True, None
                 except FileExistsError:
                     continue
             if stat.S_ISDIR(st.st_mode):
@@ -624,6 +751,8 @@ class DirectoryFilesystem:
                 existing = now.st_size if mode == "append" else 0
                 if existing + size > self.max_file_bytes:
                     raise file_size_error(p, shown, existing + size, self.max_file_bytes)
+                if self._journal is not None or now.st_nlink > 1:
+                    return self._replacement(parent, handle, now, mode == "append")
                 fd = _reopen(handle, os.O_WRONLY | os.O_NONBLOCK)
             finally:
                 os.close(handle)
@@ -631,7 +760,7 @@ class DirectoryFilesystem:
                 os.lseek(fd, 0, os.SEEK_END)
             else:
                 os.ftruncate(fd, 0)
-            return fd, False
+            return fd, False, None
         raise FilesystemError(f"{shown} kept changing while being written; try again.", path=p)
 
     def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
@@ -667,11 +796,12 @@ class DirectoryFilesystem:
                 raise PathExistsError("The workspace root already exists.", path=p)
             check_new_name(p, self.display(p))
             head, _, name = p.rpartition("/")
-            parent = self._ensure_dir(head, parents=parents, target=p)
-            try:
-                self._make_child(parent, name, p, exist_ok=exist_ok)
-            finally:
-                os.close(parent)
+            with self._changing(_lineage(p)):
+                parent = self._ensure_dir(head, parents=parents, target=p)
+                try:
+                    os.close(self._make_child(parent, name, p, exist_ok=exist_ok))
+                finally:
+                    os.close(parent)
 
     def _make_child(
         self, parent: int, name: str, done: str, *, exist_ok: bool, target: str | None = None
@@ -679,6 +809,11 @@ class DirectoryFilesystem:
         """Create (or, with ``exist_ok``, reuse) the directory ``name`` in ``parent``; return
         an ``O_PATH`` handle on it."""
         created = False
+        if self.protected is not None and self.protected.match(done) is not None:
+            try:
+                os.stat(name, dir_fd=parent, follow_symlinks=False)
+            except FileNotFoundError:
+                self._refuse_protected(done)
         try:
             os.mkdir(name, 0o755, dir_fd=parent)
             created = True
@@ -773,7 +908,9 @@ class DirectoryFilesystem:
                 except FileNotFoundError:
                     raise missing_error(p, self.display(p)) from None
                 if not stat.S_ISDIR(st.st_mode):
-                    os.unlink(name, dir_fd=parent)
+                    self._refuse_protected(p)
+                    with self._changing([p]):
+                        os.unlink(name, dir_fd=parent)
                     return (p,)
                 try:
                     listing = os.open(name, _DIR_READ, dir_fd=parent)
@@ -791,12 +928,15 @@ class DirectoryFilesystem:
                         path=p,
                     )
                 removed = [p, *(rel for rel, _ in self._walk(p))]
-                try:
-                    child = os.open(name, _DIR_READ, dir_fd=parent)
-                except OSError as exc:
-                    raise self._not_a_directory(parent, name, p, exc) from None
-                _empty(child)  # closes ``child``; never follows a link, any depth
-                os.rmdir(name, dir_fd=parent)
+                for rel in removed:
+                    self._refuse_protected(rel)
+                with self._changing(removed):
+                    try:
+                        child = os.open(name, _DIR_READ, dir_fd=parent)
+                    except OSError as exc:
+                        raise self._not_a_directory(parent, name, p, exc) from None
+                    _empty(child)  # closes ``child``; never follows a link, any depth
+                    os.rmdir(name, dir_fd=parent)
             removed.sort()
             return tuple(removed)
 

@@ -78,18 +78,42 @@ class GrepResult:
     scanned_files: int = field(default=0, compare=False)
 
 
+@dataclass(frozen=True, slots=True)
+class RollbackReport:
+    """What restoring a shared workspace did: the paths put back (``restored``) and those
+    left as they are (``kept``) because someone else changed them since the call did; their
+    version wins."""
+
+    restored: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+
+    def describe(self, mount_point: str = "/workspace", *, limit: int = 20) -> str:
+        """A sentence for the model naming the kept paths ('' when none), at most ``limit``."""
+        if not self.kept:
+            return ""
+        base = mount_point.rstrip("/")
+        shown = ", ".join(f"{base}/{path}" for path in self.kept[:limit])
+        more = f" and {len(self.kept) - limit} more" if len(self.kept) > limit else ""
+        return (
+            f"Not rolled back in {mount_point}, because someone else changed them after this "
+            f"call did (their version was kept): {shown}{more}."
+        )
+
+
 @runtime_checkable
 class Snapshottable(Protocol):
     """A resource the executor can snapshot before a tool call and restore after a failure.
 
     ``snapshot`` must be cheap (it runs before every mutating call) and ``restore`` exact.
     A snapshot is opaque to the caller; it is only ever passed back to ``restore`` of the
-    object that made it.
+    object that made it. A resource others change too (a shared workspace) restores only the
+    call's own changes and may return a :class:`RollbackReport` naming what it kept; the
+    executor tells the model.
     """
 
     def snapshot(self) -> object: ...
 
-    def restore(self, snapshot: object) -> None: ...
+    def restore(self, snapshot: object) -> RollbackReport | None: ...
 
 
 @runtime_checkable

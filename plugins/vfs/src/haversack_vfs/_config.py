@@ -13,6 +13,7 @@ from haversack.filesystem import (
     MAX_GREP_SCAN_BYTES,
     MAX_GREP_SECONDS,
     MAX_PATTERN_CHARS,
+    ProtectedPaths,
 )
 
 from ._limits import (
@@ -146,6 +147,21 @@ class VfsConfig:
             "it. A relative path in a config file resolves against that file's directory."
         },
     )
+    protect: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "description": "More globs of workspace paths the file tools may read but never "
+            "change, besides the default protected set (git's config and hooks, direnv, editor "
+            "task files...: see the trust boundary docs). Needs workspace."
+        },
+    )
+    unprotect: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "description": "Default protected globs to drop, each named exactly (warns: the "
+            "model can then plant what the host's tools run). Needs workspace."
+        },
+    )
     max_pattern_chars: int = _positive(
         "Longest grep or glob pattern, in characters.", DEFAULT_MAX_PATTERN_CHARS
     )
@@ -160,6 +176,11 @@ class VfsConfig:
             "what it found."
         },
     )
+
+    def protected_paths(self) -> ProtectedPaths:
+        """The protected set of the workspace directory: the defaults, ``protect`` added and
+        ``unprotect`` removed."""
+        return ProtectedPaths.configured(protect=self.protect, unprotect=self.unprotect)
 
     def __post_init__(self) -> None:
         for name in (
@@ -220,6 +241,12 @@ class VfsConfig:
                     "mounts copy host files into the in-memory workspace and cannot be combined "
                     "with a workspace directory; drop one of them"
                 )
+            self.protected_paths()  # an unknown unprotect glob is an error now, not later
+        elif self.protect or self.unprotect:
+            raise ValueError(
+                "protect and unprotect apply to a workspace directory; set workspace too, or "
+                "drop them (the in-memory workspace runs nothing on the host)"
+            )
         if self.mounts and not self.allowed_host_roots:
             raise ValueError(
                 "mounts are configured but allowed_host_roots is empty; list the host "

@@ -65,6 +65,15 @@ def _template(cfg: VfsConfig) -> str:
         f"offset), {cfg.max_grep_matches} grep matches, {cfg.max_list_entries} entries per "
         f"listing, {_size(cfg.max_file_bytes)} per file."
     )
+    if cfg.workspace is not None:
+        lines += [
+            "",
+            "This workspace is the user's own project directory, shared with them: they and "
+            "their tools may change files while you work, and when one of your calls fails, "
+            "only that call's own changes are undone (anyone else's are kept, and you are told "
+            "which paths were left as they are). "
+            + cfg.protected_paths().summary().replace("$", "$$"),
+        ]
     if cfg.mounts:
         lines += ["", "Host files copied in when the workspace was created (edits stay here):"]
         lines += [_mount_line(m) for m in cfg.mounts[:_MAX_MOUNTS_LISTED]]

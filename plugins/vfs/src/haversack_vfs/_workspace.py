@@ -18,9 +18,9 @@ __all__ = ["build_workspace", "workspace_binding"]
 
 
 def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem | DirectoryFilesystem:
-    """A fresh workspace for ``config``: the project directory ``config.workspace`` (the
-    executor snapshots it before each mutating call and restores it on disk when the call
-    fails), else an in-memory workspace with ``config``'s limits and host mounts loaded.
+    """A fresh workspace for ``config``: the project directory ``config.workspace`` (shared:
+    a failed call's own changes are undone on disk, anyone else's kept; the protected paths
+    are read-only), else an in-memory workspace with ``config``'s limits and host mounts loaded.
 
     Raises :class:`~haversack.errors.PackConfigError` for a mount outside the allowed roots
     (or missing) and :class:`~haversack.errors.FilesystemLimitError` for a mount over its
@@ -30,7 +30,14 @@ def build_workspace(config: VfsConfig | None = None) -> InMemoryFilesystem | Dir
     if cfg.workspace is not None:
         from haversack.filesystem import DirectoryFilesystem
 
-        return DirectoryFilesystem(cfg.workspace, max_file_bytes=cfg.max_file_bytes)
+        # The user's directory is shared with them and their tools: a rollback undoes only
+        # this workspace's own changes, and what their tools run is protected.
+        return DirectoryFilesystem(
+            cfg.workspace,
+            max_file_bytes=cfg.max_file_bytes,
+            shared=True,
+            protected=cfg.protected_paths(),
+        )
     # Imported here: registering the binding must not load the filesystem (immutables, re2).
     from haversack.filesystem import GrepBudget
 
