@@ -20,7 +20,6 @@ from haversack.filesystem import normalize_path
 from ._container import SWEEP_S, WORKDIR, Container
 from ._errors import SandboxError
 from ._output import CappedBuffer
-from ._protected import protected_paths
 
 if TYPE_CHECKING:
     from ._config import SandboxConfig
@@ -103,7 +102,13 @@ class Sandbox(Container):
     ) -> None:
         super().__init__(config, service=service)
         self._commands = 0  # commands run so far: the transaction mark (snapshot)
-        self._protect = protected_paths(self.config)
+        protected = self.config.protected_paths()
+
+        def protect(rel: str) -> str | None:
+            rule = protected.match(rel)
+            return None if rule is None else f"{rel} is protected: {rule.reason}"
+
+        self._protect = protect
         self._record: Record | None = None
 
     def attach_journal(self, record: Record) -> None:
