@@ -40,7 +40,10 @@ class Key(NamedTuple):
     """What a path holds, compared between two looks: kind (``S_IFMT``), mode, and for a
     file its size, mtime, ctime and inode (ctime cannot be set back by a command, so a
     rewrite that restores size and mtime is still seen); for a link its target. A directory
-    is its kind and mode only: its children are paths of their own."""
+    is its kind and mode only: its children are paths of their own.
+
+    Keys of the user's directory leave ctime out: the change journal's pre-image is a hard
+    link, which changes ctime without changing the file."""
 
     kind: int
     mode: int
@@ -66,7 +69,7 @@ def _key(st: os.stat_result, link: str | None = None) -> Key | None:
 Manifest = dict[str, Key]
 
 
-def scan(root: Path | str) -> Manifest:
+def scan(root: Path | str, *, ctime: bool = True) -> Manifest:
     """Every file, directory and link below ``root`` (not ``root`` itself), by relative path.
     Special files are left out; nothing is followed; a directory that vanishes mid-walk is
     simply not listed."""
@@ -92,6 +95,8 @@ def scan(root: Path | str) -> Manifest:
                         key = _key(st, link)
                         if key is None:
                             continue
+                        if not ctime:
+                            key = key._replace(ctime_ns=0)
                         found[rel] = key
                         if key.kind == stat.S_IFDIR:
                             with contextlib.suppress(OSError):
@@ -168,7 +173,7 @@ class Mirror:
     def sync(self) -> None:
         """Bring the copy up to date with the user's directory: everything the first time,
         afterwards only paths whose (kind, mode, size, mtime, ctime, inode, link) changed."""
-        now = scan(self.source)
+        now = scan(self.source, ctime=False)
         if not self._synced:
             changed = set(now)
             remove_stale = set(scan(self.path))
@@ -211,7 +216,7 @@ class Mirror:
                     self._mirror_seen.pop(rel, None)
                     self._dirty.add(rel)
                     continue
-                self._user_seen[rel] = got
+                self._user_seen[rel] = got._replace(ctime_ns=0)
                 mirror_key = _ukey(dst, rel)
                 if mirror_key is None:
                     self._mirror_seen.pop(rel, None)
@@ -299,20 +304,23 @@ class Mirror:
             # Who else changed a path since the sync is decided before the journal looks, so
             # it records only paths this write-back changes; each is checked again just
             # before its write (the window left is one path's copy).
-            todo = [p for p in wanted if _ukey(user, p) == self._user_seen.get(p)]
+            seen = self._user_seen
+            todo = [p for p in wanted if _ukey(user, p, ctime=False) == seen.get(p)]
             kept = [p for p in wanted if p not in set(todo)]
             with (record or _no_journal)(todo):
                 seen = self._user_seen
                 removals = {p for p in todo if now[p] is None or _kind_changed(seen.get(p), now[p])}
                 for rel in sorted(removals, key=lambda p: (-_depth(p), p)):
-                    if _ukey(user, rel) != self._user_seen.get(rel) or not _remove_user(user, rel):
+                    if _ukey(user, rel, ctime=False) != seen.get(rel) or not _remove_user(
+                        user, rel
+                    ):
                         failed.add(rel)
                 for rel in sorted(todo, key=lambda p: (_depth(p), p)):
                     if rel in failed:
                         continue
                     key = now[rel]
                     if key is not None:
-                        if rel not in removals and _ukey(user, rel) != self._user_seen.get(rel):
+                        if rel not in removals and _ukey(user, rel, ctime=False) != seen.get(rel):
                             failed.add(rel)
                             continue
                         if not self._push(user, copy, rel, key):
@@ -328,7 +336,7 @@ class Mirror:
                 else:
                     self._mirror_seen[rel] = key
             for rel in written:
-                ukey = _ukey(user, rel)
+                ukey = _ukey(user, rel, ctime=False)
                 if ukey is None:
                     self._user_seen.pop(rel, None)
                 else:
@@ -391,7 +399,7 @@ def _kind_changed(before: Key | None, after: Key | None) -> bool:
     return before is not None and after is not None and before.kind != after.kind
 
 
-def _ukey(root: Beneath, rel: str) -> Key | None:
+def _ukey(root: Beneath, rel: str, *, ctime: bool = True) -> Key | None:
     """The key of ``rel`` beneath ``root``, reached without following any link (None: absent
     or unreachable)."""
     try:
@@ -400,7 +408,8 @@ def _ukey(root: Beneath, rel: str) -> Key | None:
             link = os.readlink(name, dir_fd=fd) if stat.S_ISLNK(st.st_mode) else None
     except Exception:  # noqa: BLE001 - missing, or a link on the way: not what was seen
         return None
-    return _key(st, link)
+    key = _key(st, link)
+    return key if key is None or ctime else key._replace(ctime_ns=0)
 
 
 def _remove_user(user: Beneath, rel: str) -> bool:
