@@ -151,6 +151,25 @@ def test_a_protected_change_is_refused_whole(executor, repo, tmp_path, attack):
     _host_git_runs_nothing_planted(repo, canary)
 
 
+def test_git_add_and_commit_in_the_sandbox_reach_the_repository(executor, repo):
+    """git's objects, index, refs and logs are not protected: a commit made in the sandbox
+    is the user's next commit on the host."""
+    env = {k: v for k, v in GIT_ENV.items() if k.startswith("GIT_")}
+    result = executor.execute(
+        "shell_execute",
+        {
+            "command": "echo feature > feature.txt && git add feature.txt && "
+            "git commit -qm 'from the sandbox' && git log --oneline | head -n 1",
+            "env": env,
+        },
+    )
+    assert result.success, result.render()
+    log = git(repo, "log", "--format=%s")
+    assert log.stdout.splitlines()[:2] == ["from the sandbox", "init"]
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert git(repo, "fsck", "--no-progress").returncode == 0
+
+
 def test_git_objects_index_and_refs_are_not_protected(executor, repo):
     """What `git add`/`git commit` write (objects, index, refs, logs) goes through."""
     _ok(executor, "mkdir -p .git/refs/tags && echo new > notes.txt")

@@ -155,8 +155,20 @@ def test_commands_cannot_plant_what_the_host_runs(figure, scratch: Path) -> None
         done = executor.execute("shell_execute", {"command": "echo fine > fine.txt"})
         fig.check(done.success, f"an ordinary command failed: {done.message}")
         fig.check((repo / "fine.txt").exists(), "an ordinary change was not written back")
+        # git in the sandbox still commits: objects, index and refs are not protected.
+        fig.case()
+        identity = {"GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@example.com"}
+        identity |= {"GIT_COMMITTER_NAME": "s", "GIT_COMMITTER_EMAIL": "s@example.com"}
+        done = executor.execute(
+            "shell_execute",
+            {"command": "git add fine.txt && git commit -qm 'in the sandbox'", "env": identity},
+        )
+        fig.check(done.success, f"git commit in the sandbox failed: {done.message}")
+        log = _git(repo, "log", "-1", "--format=%s").stdout.strip()
+        fig.check(log == "in the sandbox", f"the sandbox's commit is not the host's: {log!r}")
     finally:
         executor.close()
+    (repo / "app.py").write_text("print('changed by the user')\n")
     for argv in (("status",), ("add", "-A"), ("commit", "-q", "-m", "after the session")):
         fig.case()
         done = _git(repo, *argv)
