@@ -124,10 +124,12 @@ class SandboxConfig:
     workspace: Path | None = field(
         default=None,
         metadata={
-            "description": "A project directory to bind-mount at /workspace instead of a new "
-            "temporary one: commands and file tools change it for real, a failed call is "
-            "rolled back on it, and closing the sandbox never deletes it. A relative path "
-            "resolves against the current directory."
+            "description": "A project directory to work on instead of a new temporary one: "
+            "commands and file tools change it for real (the container sees a private copy, "
+            "synced before each command; only the command's own changes are written back, "
+            "never to a protected path), a failed call undoes only its own changes, and "
+            "closing the sandbox never deletes it. A relative path resolves against the "
+            "current directory."
         },
     )
 

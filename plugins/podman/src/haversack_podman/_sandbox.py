@@ -80,7 +80,8 @@ def _check_env(env: Mapping[str, str]) -> list[str]:
 
 
 class Sandbox(Container):
-    """A session's sandbox: a host workspace directory bind-mounted at ``/workspace`` and a
+    """A session's sandbox: a host workspace directory bind-mounted at ``/workspace`` (for a
+    user's own directory, a private copy of it: see ``_mirror``) and a
     container created on the first ``exec`` (or ``start``), reused, removed by ``close``.
 
     The container runs ``sleep infinity`` under ``--init`` (both as an unprivileged user of
