@@ -340,6 +340,15 @@ def test_closing_removes_the_private_copy(podman_service, repo):
     assert (repo / "app.py").exists()
 
 
+def test_a_workspace_holding_the_runtime_directory_is_refused(podman_service):
+    import tempfile
+
+    from haversack_podman import SandboxError
+
+    with pytest.raises(SandboxError, match="runtime directory"):
+        Sandbox(SandboxConfig(image=PYTHON_IMAGE, workspace=Path(tempfile.gettempdir())))
+
+
 def test_the_user_directory_is_not_mounted(executor, repo):
     sandbox = executor.resources.get(Sandbox)
     _ok(executor, "true")

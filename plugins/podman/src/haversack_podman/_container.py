@@ -115,7 +115,15 @@ def _make_mirror(workspace: Path, name: str) -> Mirror:
     from ._mirror import Mirror
     from ._runtime_dir import mirrors_dir
 
-    path = mirrors_dir() / name
+    parent = mirrors_dir()
+    real, inside = os.path.realpath(workspace), os.path.realpath(parent)
+    if inside == real or inside.startswith(real.rstrip("/") + "/"):
+        raise SandboxError(
+            f"The workspace {workspace} holds the sandbox's runtime directory {parent}, where "
+            "its private copy of the workspace would go (a copy inside what it copies); use a "
+            "project directory, or set TMPDIR to a directory outside it."
+        )
+    path = parent / name
     st = workspace.stat()
     path.mkdir(mode=0o700)
     os.chmod(path, st.st_mode & 0o7777)
