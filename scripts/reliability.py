@@ -3,7 +3,8 @@
 Usage: ``python scripts/reliability.py [--quick] [pytest args...]``. Without ``--quick`` the
 suite runs with ``HAVERSACK_RELIABILITY=full`` (the large hypothesis and run budgets); the
 normal test run (``pytest -n auto``) runs the same tests with the quick budget and writes
-nothing. ``nox -s reliability`` calls this script.
+nothing. ``nox -s reliability`` calls this script. Naming test files under
+``tests/reliability/`` runs only those; the other areas keep their last results.
 """
 
 from __future__ import annotations
@@ -226,12 +227,13 @@ PATH_SAFETY: tuple[str, ...] = (
     "**Guaranteed by the Podman pack:** copying configured mounts in, giving the workspace "
     "to the container user and removing it never follow a link and work at any depth; a "
     "user's own directory (`workspace = DIR`) is never chowned or removed.",
-    "**Not guaranteed here:** hard links. A hard link to a host file can only be made by "
-    "someone who can already reach that file, and not across filesystems, so the sandbox "
-    "(which sees only its workspace) cannot make one; a user's own directory may hold hard "
-    "links its owner made, and writing through one changes the other name too, as any "
-    "editor would. The snapshot and restore walks (`DirectorySnapshotter`) and the "
-    "sandbox's quiescing while the host works in the workspace are covered by their own "
+    "**Guaranteed since area 13:** the file tools never write a file in place when it has "
+    "another name (a hard link, possibly outside the workspace): a new file replaces that "
+    "name and the other names keep their content; in a user's own directory, protected "
+    "paths (git's config and hooks, direnv, editor tasks...) are never changed and a "
+    "rollback undoes only the call's own changes (see the trust boundary page). The "
+    "snapshot and restore walks (`DirectorySnapshotter`) and the sandbox's quiescing while "
+    "the host works in the workspace are covered by their own "
     "families. Reading a file the process may read is not prevented inside the workspace: "
     "the boundary is the workspace root, not file permissions.",
 )
@@ -251,7 +253,7 @@ def run_suite(quick: bool, extra: list[str]) -> tuple[int, list[dict[str, Any]]]
             "auto",
             "-p",
             "no:cacheprovider",
-            "tests/reliability",
+            *([] if _narrowed(extra) else ["tests/reliability"]),
             *extra,
         ]
         code = subprocess.run(argv, cwd=ROOT, env=env, check=False).returncode
@@ -259,10 +261,19 @@ def run_suite(quick: bool, extra: list[str]) -> tuple[int, list[dict[str, Any]]]
     return code, figures
 
 
-def write_results(figures: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+def _narrowed(extra: list[str]) -> bool:
+    """Whether the run names its own test files (then other areas keep their last results)."""
+    return any(arg.startswith("tests/reliability/") for arg in extra)
+
+
+def write_results(
+    figures: list[dict[str, Any]], meta: dict[str, Any], *, keep_missing: bool = False
+) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     for area in AREAS:
         items = sorted((f for f in figures if f["area"] == area), key=lambda f: f["name"])
+        if keep_missing and not items:
+            continue
         payload = {"meta": meta, "figures": items}
         (RESULTS / f"{area}.json").write_text(json.dumps(payload, indent=2) + "\n")
 
@@ -350,7 +361,7 @@ def main(argv: list[str]) -> int:
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
         "pytest_exit": code,
     }
-    write_results(figures, meta)
+    write_results(figures, meta, keep_missing=_narrowed(extra))
     PAGE.write_text(render_page(meta))
     print(f"reliability: {len(figures)} figures; wrote {RESULTS} and {PAGE}")
     return code

@@ -301,3 +301,24 @@ def test_the_trust_boundary_page_lists_every_default_rule():
     for rule in DEFAULT_PROTECTED:
         assert f"`{rule.glob.removeprefix('**/')}`" in page, rule.glob
         assert rule.reason in page, rule.reason
+
+
+def test_the_pre_image_store_goes_to_the_workspace_filesystem(monkeypatch, tmp_path: Path):
+    """/tmp and the project are often on different filesystems: pre-images are then kept
+    under the cache directory when that shares the project's, so they stay hard links."""
+    from haversack.filesystem import _journal
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.fail("this test needs /dev/shm on another filesystem than the temp dir")
+    base = Path(_journal.tempfile.mkdtemp(dir=shm))
+    try:
+        (base / "ws").mkdir()
+        monkeypatch.setenv("XDG_CACHE_HOME", str(base / "cache"))
+        assert _journal._store_parent(str(base / "ws")) == base / "cache" / "haversack" / "journal"
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        assert _journal._store_parent(str(base / "ws")) == _journal.default_storage_parent()
+    finally:
+        import shutil
+
+        shutil.rmtree(base)

@@ -139,17 +139,11 @@ def test_scaffolded_tests_pass(installed, site, pytester, monkeypatch):
 
 
 def test_scaffolded_code_is_ruff_clean(tmp_path):
+    """Stock ``ruff check`` and ``ruff format --check``, with only the project's own config."""
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
-    if ruff is None:
-        pytest.skip("ruff is not installed")
+    assert ruff is not None, "ruff is a test dependency; run ./dev setup"
     root = scaffold("issue-tracker", tmp_path / "p")
-    rules = ["--select", "E,F,W,I,B,UP,SIM,RUF,ANN,N,PT", "--ignore", "RUF022"]
-    common = ["--isolated", "--line-length", "100"]
-    check = subprocess.run(
-        [ruff, "check", *common, *rules, "."], capture_output=True, text=True, cwd=root
-    )
+    check = subprocess.run([ruff, "check", "."], capture_output=True, text=True, cwd=root)
     assert check.returncode == 0, check.stdout
-    fmt = subprocess.run(
-        [ruff, "format", "--check", *common, "."], capture_output=True, text=True, cwd=root
-    )
+    fmt = subprocess.run([ruff, "format", "--check", "."], capture_output=True, text=True, cwd=root)
     assert fmt.returncode == 0, fmt.stdout

@@ -161,3 +161,39 @@ def test_clashing_mounts_are_a_config_error(tree):
 
 def test_no_mounts_is_an_empty_report():
     assert load_host_mounts(InMemoryFilesystem(), [], allowed_roots=[]).mounts == ()
+
+
+def test_the_section_previews_what_each_mount_holds(tmp_path):
+    from haversack_vfs import HostMount, VfsConfig, vfs_section
+
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(25):
+        (many / f"f{i:02d}.txt").write_text("x")
+    (many / "sub").mkdir()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "one.md").write_text("# one")
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "price$5 `x`.txt").write_text("x")
+    config = VfsConfig(
+        mounts=(
+            HostMount(host_path="many", mount_path="m"),
+            HostMount(host_path="empty", mount_path="e"),
+            HostMount(host_path="one.md", mount_path="o"),
+            HostMount(host_path="odd", mount_path="d"),
+        ),
+        allowed_host_roots=(str(tmp_path),),
+    )
+    text = vfs_section(config).template.replace("$$", "$")
+    many_line = next(line for line in text.splitlines() if "`/workspace/m`" in line)
+    assert "`f00.txt`" in many_line
+    assert "`f19.txt`" in many_line
+    assert "`f20.txt`" not in many_line
+    assert many_line.endswith("… (+6 more)")  # 26 entries, 20 shown
+    assert "`/workspace/e`: a copy of host `empty`: <empty>" in text
+    assert "`one.md`" in text
+    assert "`price$5 'x'.txt`" in text
+    from haversack import Prompt
+
+    rendered = Prompt(ns="t", key="t", sections=[vfs_section(config)]).render().text
+    assert "`price$5 'x'.txt`" in rendered  # the dollar does not break the template

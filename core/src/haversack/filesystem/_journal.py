@@ -103,6 +103,24 @@ class _Record:
     stored: str | None  # name in the store holding the file's pre-image
 
 
+def _store_parent(root: str) -> Path:
+    """Where pre-images can be hard links: a private directory on ``root``'s filesystem
+    (``/tmp`` is often a tmpfs while projects live under the home directory)."""
+    device = os.stat(root).st_dev
+    default = default_storage_parent()
+    if default.stat().st_dev == device:
+        return default
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    candidate = cache / "haversack" / "journal"
+    try:
+        candidate.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if candidate.stat().st_dev == device:
+            return candidate
+    except OSError:
+        pass
+    return default
+
+
 def _lock_dir() -> Path:
     path = Path(tempfile.gettempdir()) / f"haversack-{os.geteuid()}" / "locks"
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -126,15 +144,16 @@ def workspace_lock(root: str | os.PathLike[str]) -> Iterator[None]:
 class ChangeJournal:
     """The change journal of the host directory ``root`` (see the module docstring).
 
-    ``storage_parent`` is where the private pre-image store goes (default
-    :func:`~haversack.filesystem.default_storage_parent`); on another filesystem than ``root``
+    ``storage_parent`` is where the private pre-image store goes (default: the first of
+    :func:`~haversack.filesystem.default_storage_parent` and ``~/.cache/haversack/journal``
+    that is on ``root``'s filesystem, else the former); on another filesystem than ``root``
     (or where hard links are refused) pre-images are copies, which costs their size.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, storage_parent: Path | None = None) -> None:
         self._root = os.path.abspath(os.fspath(root))
         self._beneath = Beneath(self._root)
-        parent = storage_parent or default_storage_parent()
+        parent = storage_parent or _store_parent(self._root)
         self._store = Path(tempfile.mkdtemp(prefix="journal-", dir=parent))
         self._store_fd = os.open(self._store, _DIR_PATH)
         self._lock = threading.RLock()

@@ -178,6 +178,52 @@ def _locate(mount: HostMount, roots: tuple[str, ...]) -> tuple[str, str]:
     )
 
 
+#: Most entries a mount preview names, and most it counts before saying "more".
+PREVIEW_ENTRIES: Final = 20
+_PREVIEW_SCAN: Final = 10_000
+
+
+def mount_preview(mount: HostMount, allowed_roots: Sequence[str | os.PathLike[str]]) -> str:
+    """What the mount holds at its top level, for the section's text: up to
+    :data:`PREVIEW_ENTRIES` names (directories end in ``/``), ``<empty>``, or why it cannot
+    be read. Bounded: at most 10,000 entries are looked at, whatever the directory holds."""
+    try:
+        real, _ = _locate(mount, _resolve_roots(allowed_roots))
+    except PackConfigError:
+        return "<not found>"
+    if not os.path.isdir(real):
+        return _shown(os.path.basename(real))
+    excluded = _matchers(mount.exclude)
+    names: list[str] = []
+    more = False
+    try:
+        with os.scandir(real) as entries:
+            for entry in entries:
+                if len(names) >= _PREVIEW_SCAN:
+                    more = True
+                    break
+                if any(m.match(entry.name) for m in excluded):
+                    continue
+                names.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+    except OSError:
+        return "<unreadable>"
+    if not names:
+        return "<empty>"
+    names.sort()
+    shown = ", ".join(_shown(n) for n in names[:PREVIEW_ENTRIES])
+    rest = len(names) - PREVIEW_ENTRIES
+    if rest > 0 or more:
+        shown += f" … (+{rest}{'+' if more else ''} more)"
+    return shown
+
+
+def _shown(name: str) -> str:
+    """A file name as inline code, with anything that could break the text escaped."""
+    text = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    text = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    return "`" + text.replace("`", "'") + "`"
+
+
 def _matchers(patterns: tuple[str, ...]) -> tuple[GlobMatcher, ...]:
     return tuple(compile_glob(p) for p in patterns if p.strip())
 

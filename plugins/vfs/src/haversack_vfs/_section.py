@@ -5,7 +5,7 @@ from __future__ import annotations
 from haversack import MarkdownSection, ToolPolicy, normalize_path
 
 from ._config import VfsConfig
-from ._mounts import HostMount
+from ._mounts import HostMount, mount_preview
 from ._policy import VfsReadBeforeWritePolicy
 from ._tools import vfs_tools
 
@@ -25,7 +25,7 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def _mount_line(mount: HostMount) -> str:
+def _mount_line(mount: HostMount, cfg: VfsConfig) -> str:
     relative = normalize_path(mount.mount_path)
     target = f"{WORKSPACE}/{relative}" if relative else WORKSPACE
     parts = [f"- `{target}`: a copy of host `{mount.host_path.strip()}`"]
@@ -33,7 +33,8 @@ def _mount_line(mount: HostMount) -> str:
         parts.append(f"only {', '.join(mount.include)}")
     if mount.exclude:
         parts.append(f"without {', '.join(mount.exclude)}")
-    return ", ".join(parts)
+    line = ", ".join(parts) + f": {mount_preview(mount, cfg.allowed_host_roots)}"
+    return line.replace("$", "$$")  # a literal dollar in a path is not a template field
 
 
 def _template(cfg: VfsConfig) -> str:
@@ -76,7 +77,7 @@ def _template(cfg: VfsConfig) -> str:
         ]
     if cfg.mounts:
         lines += ["", "Host files copied in when the workspace was created (edits stay here):"]
-        lines += [_mount_line(m) for m in cfg.mounts[:_MAX_MOUNTS_LISTED]]
+        lines += [_mount_line(m, cfg) for m in cfg.mounts[:_MAX_MOUNTS_LISTED]]
         if len(cfg.mounts) > _MAX_MOUNTS_LISTED:
             lines.append(f"- ... and {len(cfg.mounts) - _MAX_MOUNTS_LISTED} more")
     return "\n".join(lines)
