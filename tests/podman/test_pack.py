@@ -65,8 +65,9 @@ def test_filesystem_is_the_sandbox_workspace(ex):
     fs = ex.resources.get(Filesystem)
     assert isinstance(fs, DirectoryFilesystem)
     assert fs.root == _sandbox(ex).workspace.resolve()
-    # The sandbox is not itself snapshotted: only the workspace filesystem is.
-    assert ex.resources.snapshottables() == (fs,)
+    # The sandbox's own snapshot is a command counter (its restore empties /tmp and
+    # /dev/shm after a failed call that ran a command); the workspace is the filesystem's.
+    assert ex.resources.snapshottables() == (_sandbox(ex), fs)
 
 
 def test_file_tools_and_shell_see_the_same_files(ex):

@@ -487,8 +487,9 @@ def test_sandbox_process_containment(
     walls: list[float] = []
     restarts = 0
     try:
-        h.ok("shell_execute", {"command": "cat > /tmp/z.py", "stdin": ZOMBIE_WRITER})
         for _ in range(budget(2, 25)):
+            # Written each round: a failed call's rollback empties /tmp.
+            h.ok("shell_execute", {"command": "cat > /tmp/z.py", "stdin": ZOMBIE_WRITER})
             fig.case()
             result = h.executor.execute("shell_execute", {"command": command, "timeout": timeout})
             walls.append(result.value.duration_ms / 1000 if result.value else float("nan"))
@@ -525,13 +526,14 @@ def test_sandbox_swapper_against_the_file_tools(
     before = tree(canary.path.parent)
     h = _harness(tmp_path)
     try:
-        h.ok("shell_execute", {"command": "cat > /tmp/swap.py", "stdin": SWAPPER})
         start = (
             f"mkdir -p d && echo inside > d/canary.txt; ln -sfn {canary.path.parent} swap; "
             "rm -f /tmp/swapping; python3 /tmp/swap.py > /dev/null 2>&1 & "
             "until [ -e /tmp/swapping ]; do sleep 0.01; done"
         )
         for n in range(budget(2, 25)):
+            # Written each round: a failed call's rollback empties /tmp.
+            h.ok("shell_execute", {"command": "cat > /tmp/swap.py", "stdin": SWAPPER})
             fig.case()
             started = h.executor.execute("shell_execute", {"command": start})
             fig.check(started.success, f"swapper did not start: {started.render()[:300]}")

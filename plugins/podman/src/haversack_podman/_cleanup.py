@@ -14,7 +14,14 @@ from haversack.filesystem import remove_tree
 
 from ._containers_conf import podman_env
 from ._labels import PID_LABEL, SANDBOX_LABEL
-from ._runtime_dir import owner_pid, pid_alive, runtime_dir, snapshots_dir, workspaces_dir
+from ._runtime_dir import (
+    mirrors_dir,
+    owner_pid,
+    pid_alive,
+    runtime_dir,
+    snapshots_dir,
+    workspaces_dir,
+)
 from ._service import podman_binary
 
 __all__ = ["CleanupReport", "cleanup"]
@@ -94,7 +101,7 @@ def cleanup(*, include_live: bool = False) -> CleanupReport:
         with contextlib.suppress(ProcessLookupError):
             os.kill(service_pid, signal.SIGTERM)
     removed_dirs = 0
-    parents: list[Path] = [workspaces_dir(), snapshots_dir(), runtime_dir()]
+    parents: list[Path] = [workspaces_dir(), mirrors_dir(), snapshots_dir(), runtime_dir()]
     for parent in parents:
         for child in parent.iterdir():
             pid = owner_pid(child.name)

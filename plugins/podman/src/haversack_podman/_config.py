@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Final
 
 from haversack.errors import PackConfigError
-from haversack.filesystem import normalize_path
+from haversack.filesystem import ProtectedPaths, normalize_path
 
 __all__ = ["BUSYBOX_IMAGE", "PYTHON_IMAGE", "SandboxConfig", "parse_bytes"]
 
@@ -124,16 +124,41 @@ class SandboxConfig:
     workspace: Path | None = field(
         default=None,
         metadata={
-            "description": "A project directory to bind-mount at /workspace instead of a new "
-            "temporary one: commands and file tools change it for real, a failed call is "
-            "rolled back on it, and closing the sandbox never deletes it. A relative path "
-            "resolves against the current directory."
+            "description": "A project directory to work on instead of a new temporary one: "
+            "commands and file tools change it for real (the container sees a private copy, "
+            "synced before each command; only the command's own changes are written back, "
+            "never to a protected path), a failed call undoes only its own changes, and "
+            "closing the sandbox never deletes it. A relative path resolves against the "
+            "current directory."
         },
     )
+
+    protect: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "description": "More globs of workspace paths commands may read but never change, "
+            "besides the default protected set (git's config and hooks, direnv, editor task "
+            "files...: see the trust boundary docs). Needs workspace."
+        },
+    )
+    unprotect: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "description": "Default protected globs to drop, each named exactly (warns: the "
+            "model can then plant what the host's tools run). Needs workspace."
+        },
+    )
+
+    def protected_paths(self) -> ProtectedPaths:
+        """The protected set of the workspace directory: the defaults, ``protect`` added and
+        ``unprotect`` removed."""
+        return ProtectedPaths.configured(protect=self.protect, unprotect=self.unprotect)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", _frozen_env(self.env))
         object.__setattr__(self, "mounts", MappingProxyType(dict(self.mounts)))
+        object.__setattr__(self, "protect", tuple(self.protect))
+        object.__setattr__(self, "unprotect", tuple(self.unprotect))
         problems: list[str] = []
         if self.workspace is not None:
             # A relative path from a config file was already joined to its directory by the
@@ -147,6 +172,15 @@ class SandboxConfig:
                     "mounts are copied into a new workspace and cannot be combined with a "
                     "workspace directory (the user's files would be overwritten); drop one"
                 )
+            try:
+                self.protected_paths()  # an unknown unprotect glob is an error now
+            except ValueError as exc:
+                problems.append(str(exc).rstrip("."))
+        elif self.protect or self.unprotect:
+            problems.append(
+                "protect and unprotect apply to a workspace directory; set workspace too, or "
+                "drop them (a per-session workspace is nobody else's)"
+            )
         if not self.user:
             object.__setattr__(self, "user", _default_user(self.workspace))
         if not self.image.strip():

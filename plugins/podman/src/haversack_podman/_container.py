@@ -23,6 +23,7 @@ from ._output import CappedBuffer
 
 if TYPE_CHECKING:
     from ._cgroup import ContainerCgroup
+    from ._mirror import Mirror
     from ._service import PodmanService
 
 # The service, stream, workspace and process helpers (subprocess, sockets, tempfile) are
@@ -49,6 +50,7 @@ class _State:
     def __init__(self, service_url: str | None, workspace: Path, name: str) -> None:
         self.service_url = service_url
         self.workspace = workspace
+        self.mirror: Path | None = None  # the private copy of a user's directory, if any
         self.name = name
         self.container_id: str | None = None
         # Set once start() got to the end: a cancelled call (the MCP server raises into its
@@ -100,6 +102,34 @@ def _teardown(state: _State, service: PodmanService | None) -> None:
     from ._workspace import remove_workspace
 
     remove_workspace(state.workspace)
+    if state.mirror is not None:
+        from haversack.filesystem import remove_tree
+
+        with contextlib.suppress(OSError):
+            remove_tree(state.mirror)
+
+
+def _make_mirror(workspace: Path, name: str) -> Mirror:
+    """An empty private copy of ``workspace`` under the mirrors directory, with the same mode
+    and (as root) owner as the user's directory."""
+    from ._mirror import Mirror
+    from ._runtime_dir import mirrors_dir
+
+    parent = mirrors_dir()
+    real, inside = os.path.realpath(workspace), os.path.realpath(parent)
+    if inside == real or inside.startswith(real.rstrip("/") + "/"):
+        raise SandboxError(
+            f"The workspace {workspace} holds the sandbox's runtime directory {parent}, where "
+            "its private copy of the workspace would go (a copy inside what it copies); use a "
+            "project directory, or set TMPDIR to a directory outside it."
+        )
+    path = parent / name
+    st = workspace.stat()
+    path.mkdir(mode=0o700)
+    os.chmod(path, st.st_mode & 0o7777)
+    if os.geteuid() == 0:
+        os.chown(path, st.st_uid, st.st_gid)
+    return Mirror(workspace, path)
 
 
 class Container:
@@ -128,6 +158,12 @@ class Container:
         # (which teardown never removes: remove_workspace only removes what it created).
         self.workspace = open_workspace(self.config, f"{os.getpid()}-{self.id[:16]}")
         self._state = _State(self.config.connection_url, self.workspace, self.name)
+        # With a user's directory the container mounts a private copy of it instead, synced
+        # before each command and written back after it (see ``_mirror``).
+        self._mirror: Mirror | None = None
+        if self.config.workspace is not None:
+            self._mirror = _make_mirror(self.workspace, f"{os.getpid()}-{self.id[:16]}")
+            self._state.mirror = self._mirror.path
         self._service = service
         self._lock = threading.RLock()
         # Host thread ids of init and ``sleep infinity`` (cgroup mode), or their count as the
@@ -141,6 +177,12 @@ class Container:
     def container_id(self) -> str | None:
         """The container's id once started, else None."""
         return self._state.container_id
+
+    @property
+    def mounted(self) -> Path:
+        """The host directory the container sees at ``/workspace``: the workspace, or for a
+        user's directory the session's private copy of it."""
+        return self._mirror.path if self._mirror is not None else self.workspace
 
     @property
     def closed(self) -> bool:
@@ -180,7 +222,7 @@ class Container:
             "mounts": [
                 {
                     "destination": WORKDIR,
-                    "source": str(self.workspace),
+                    "source": str(self.mounted),
                     "type": "bind",
                     "options": ["rbind", "rw"],
                 },
@@ -396,11 +438,13 @@ class Container:
             return False
         return True
 
-    def _run_quietly(self, argv: list[str], deadline: float) -> None:
+    def _run_quietly(
+        self, argv: list[str], deadline: float, sink: CappedBuffer | None = None
+    ) -> None:
         from ._exec_stream import ExecStream
 
         exec_id = self._create_exec({"Cmd": argv, "User": self.config.user, "AttachStdout": True})
-        sink = CappedBuffer(1024)
+        sink = sink if sink is not None else CappedBuffer(1024)
         stream = ExecStream(self._svc().base_url, exec_id, None, sink, sink)
         try:
             stream.pump(deadline)

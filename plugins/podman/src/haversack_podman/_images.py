@@ -1,5 +1,8 @@
 """Offline sandbox images (busybox, and busybox plus the host's CPython) via ``podman import``.
 
+The python image also carries the host's ``git`` when there is one (its binary, the shared
+libraries it needs and the templates), so ``git add`` and ``git commit`` work in the sandbox.
+
 Python image method: **hostcopy** (copy the host's Debian ``python3.11``, its stdlib and the
 shared libraries ``ldd`` reports onto the busybox rootfs). Measured on the 2-core CI VM:
 hostcopy builds in ~3 s with no network (40 MB image); mmdebstrap (Debian minbase +
@@ -31,6 +34,9 @@ __all__ = ["IMAGE_LABEL", "ImageBuild", "build_images", "image_exists"]
 
 #: Label on every image the pack builds (``podman images --filter label=haversack.image=1``).
 IMAGE_LABEL: Final = "haversack.image"
+#: What the build puts in an image; an image with an older revision label is rebuilt by
+#: ``build_images`` (2: git in the python image).
+_REVISION: Final = 2
 _AGENT_UID: Final = 1000
 _USER_DB: Final = (
     "root:x:0:0:root:/root:/bin/sh\n"
@@ -65,6 +71,20 @@ def _podman(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 def image_exists(name: str) -> bool:
     """Whether ``name`` is in the local image store."""
     return _podman("image", "exists", name, check=False).returncode == 0
+
+
+def _revision(name: str) -> int:
+    """The build revision of a stored image (0: built before revisions were labelled)."""
+    proc = _podman(
+        "image",
+        "inspect",
+        "--format",
+        f'{{{{index .Labels "{IMAGE_LABEL}.revision"}}}}',
+        name,
+        check=False,
+    )
+    text = proc.stdout.strip()
+    return int(text) if proc.returncode == 0 and text.isdigit() else 0
 
 
 def _image_size(name: str) -> int:
@@ -174,6 +194,27 @@ def _python_rootfs(root: Path) -> None:
             (libdir / Path(lib).name).unlink(missing_ok=True)
             (libdir / Path(lib).name).symlink_to(real.name)
     shutil.copy2(Path("/lib64/ld-linux-x86-64.so.2").resolve(), root / "lib64/ld-linux-x86-64.so.2")
+    _git_rootfs(root, libdir)
+
+
+def _git_rootfs(root: Path, libdir: Path) -> None:
+    """Copy the host's git (binary, libraries, templates) in; nothing when it has none."""
+    found = shutil.which("git", path="/usr/bin:/bin")
+    if found is None:
+        return
+    git = Path(found).resolve()
+    shutil.copy2(git, root / "usr/bin/git")
+    for lib in sorted(_ldd_libs([git])):
+        real = Path(lib).resolve()
+        if not (libdir / real.name).exists():
+            shutil.copy2(real, libdir / real.name)
+        if Path(lib).name != real.name and not (libdir / Path(lib).name).exists():
+            (libdir / Path(lib).name).symlink_to(real.name)
+    # git looks for helpers here; the builtins (add, commit, status, diff, log) need none.
+    (root / "usr/lib/git-core").mkdir(parents=True, exist_ok=True)
+    templates = Path("/usr/share/git-core/templates")
+    if templates.is_dir():
+        shutil.copytree(templates, root / "usr/share/git-core/templates", symlinks=True)
 
 
 def _import(root: Path, name: str, kind: str, cmd: str) -> None:
@@ -185,6 +226,7 @@ def _import(root: Path, name: str, kind: str, cmd: str) -> None:
         "WORKDIR /workspace",
         f"LABEL {IMAGE_LABEL}=1",
         f"LABEL {IMAGE_LABEL}.kind={kind}",
+        f"LABEL {IMAGE_LABEL}.revision={_REVISION}",
         f'CMD ["{cmd}"]',
     ]
     args = ["import", "-q"]
@@ -195,7 +237,8 @@ def _import(root: Path, name: str, kind: str, cmd: str) -> None:
 
 def build_images(*, force: bool = False, python: bool = True) -> list[ImageBuild]:
     """Build the busybox (and python) sandbox images offline; existing ones are kept unless
-    ``force``. Returns one ``ImageBuild`` per image."""
+    ``force`` or built by an older revision of this function. Returns one ``ImageBuild`` per
+    image."""
     plans: list[tuple[str, str, Callable[[Path], None]]] = [
         (BUSYBOX_IMAGE, "busybox", _busybox_rootfs)
     ]
@@ -213,7 +256,7 @@ def build_images(*, force: bool = False, python: bool = True) -> list[ImageBuild
 def _build_one(
     name: str, kind: str, make_rootfs: Callable[[Path], None], *, force: bool
 ) -> ImageBuild:
-    if not force and image_exists(name):
+    if not force and image_exists(name) and _revision(name) >= _REVISION:
         return ImageBuild(name, False, 0.0, _image_size(name))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="haversack-image-") as tmp:

@@ -37,15 +37,23 @@ def _workspace(resolver: ResourceResolver) -> DirectoryFilesystem:
     from ._runtime_dir import snapshots_dir
 
     sandbox = resolver.get(Sandbox)
+    user = sandbox.config.workspace is not None
     # Every host-side touch of the workspace (file tools, snapshot, restore, close) waits for
     # the sandbox to be quiet (no command running, its container frozen), so no sandbox
     # process can swap a path underneath; every path is also resolved beneath the root.
-    return DirectoryFilesystem(
+    # A user's directory is shared (their editor, other sessions): a failed call undoes only
+    # its own changes, the commands' write-backs included, through the one change journal.
+    fs = DirectoryFilesystem(
         sandbox.workspace,
         owner=(sandbox.config.uid, sandbox.config.gid),
         storage_parent=snapshots_dir(),
         guard=sandbox.quiesced,
+        shared=user,
+        protected=sandbox.config.protected_paths() if user else None,
     )
+    if fs.journal is not None:
+        sandbox.attach_journal(fs.journal.record)
+    return fs
 
 
 def sandbox_bindings(config: SandboxConfig | None = None) -> tuple[Binding[Any], ...]:

@@ -16,6 +16,14 @@ RESTART_NOTICE = (
 )
 
 
+_MAX_LISTED = 20
+
+
+def _listed(paths: tuple[str, ...]) -> str:
+    more = len(paths) - _MAX_LISTED
+    return ", ".join(paths[:_MAX_LISTED]) + (f" (and {more} more)" if more > 0 else "")
+
+
 def _block(name: str, text: str) -> str:
     if not text:
         return f"{name}: (empty)"
@@ -39,6 +47,9 @@ class CommandResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     sandbox_restarted: bool = False
+    refused: tuple[tuple[str, str], ...] = ()
+    kept: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, command: str, cwd: str, result: ExecResult) -> CommandResult:
@@ -54,12 +65,37 @@ class CommandResult:
             stdout_truncated=result.stdout_truncated,
             stderr_truncated=result.stderr_truncated,
             sandbox_restarted=result.sandbox_restarted,
+            refused=result.refused,
+            kept=result.kept,
+            skipped=result.skipped,
         )
 
     @property
     def ok(self) -> bool:
         """Whether the command exited 0 without timing out."""
         return self.exit_code == 0 and not self.timed_out
+
+    def workspace_notes(self) -> list[str]:
+        """What did not reach the user's workspace directory, and why (empty when all did)."""
+        notes: list[str] = []
+        if self.refused:
+            shown = "; ".join(why for _, why in self.refused[:_MAX_LISTED])
+            more = len(self.refused) - _MAX_LISTED
+            notes.append(
+                "None of the command's changes were written to the workspace, because it "
+                f"changed protected paths: {shown}"
+                + (f" (and {more} more)" if more > 0 else "")
+                + ". Protected paths can be read but never changed from the sandbox."
+            )
+        if self.kept:
+            notes.append(
+                "Someone else changed these paths while the command ran, so their version "
+                f"was kept and the command's was dropped: {_listed(self.kept)}."
+            )
+        if self.skipped:
+            shown = "; ".join(f"{p}: {why}" for p, why in self.skipped[:_MAX_LISTED])
+            notes.append(f"Not written to the workspace: {shown}.")
+        return notes
 
     def render(self) -> str:
         """Exit code, duration, working directory, the restart notice if any, then stdout and
@@ -71,4 +107,5 @@ class CommandResult:
         lines = [head]
         if self.sandbox_restarted:
             lines.append(RESTART_NOTICE)
+        lines.extend(self.workspace_notes())
         return "\n".join((*lines, _block("stdout", self.stdout), _block("stderr", self.stderr)))

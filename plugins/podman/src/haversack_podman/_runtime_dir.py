@@ -6,7 +6,14 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["owner_pid", "pid_alive", "runtime_dir", "snapshots_dir", "workspaces_dir"]
+__all__ = [
+    "mirrors_dir",
+    "owner_pid",
+    "pid_alive",
+    "runtime_dir",
+    "snapshots_dir",
+    "workspaces_dir",
+]
 
 
 def runtime_dir() -> Path:
@@ -36,6 +43,14 @@ def snapshots_dir() -> Path:
     links and renames work)."""
     path = Path(tempfile.gettempdir()) / f"haversack-podman-{os.geteuid()}" / "snapshots"
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def mirrors_dir() -> Path:
+    """The parent of the sandboxes' private copies of users' workspace directories (next to
+    the workspaces: on disk, not tmpfs)."""
+    path = Path(tempfile.gettempdir()) / f"haversack-podman-{os.geteuid()}" / "mirrors"
+    path.mkdir(mode=0o711, parents=True, exist_ok=True)
     return path
 
 

@@ -6,10 +6,12 @@ The container's life (create, start, restart, freeze, remove) is ``Container``
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from haversack import check_cancelled, uninterruptible
 from haversack.errors import PathNotFoundError, ToolValidationError
@@ -19,6 +21,11 @@ from ._container import SWEEP_S, WORKDIR, Container
 from ._errors import SandboxError
 from ._output import CappedBuffer
 
+if TYPE_CHECKING:
+    from ._config import SandboxConfig
+    from ._mirror import Record
+    from ._service import PodmanService
+
 __all__ = ["ExecResult", "Sandbox"]
 
 #: How long the output stream may take to end once its command was killed.
@@ -27,6 +34,14 @@ _GRACE_S: Final = 0.3
 #: was killed at its timeout (short: the call must return within timeout + 2 s).
 _EXIT_CODE_S: Final = 5.0
 _EXIT_CODE_KILLED_S: Final = 0.3
+#: Empties the container's temporary directories after a failed call (as the command user,
+#: who owns everything there and may first make it writable again).
+_WIPE: Final = (
+    "chmod -R u+rwx /tmp /dev/shm 2>/dev/null; "
+    "find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null; "
+    'test -z "$(find /tmp /dev/shm -mindepth 1 | head -n 1)" && echo empty'
+)
+_WIPE_S: Final = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +59,12 @@ class ExecResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     sandbox_restarted: bool = False
+    #: With a user's workspace directory: the protected paths the command changed, with why
+    #: (then none of its changes reached the directory), the paths someone else changed
+    #: meanwhile (their version was kept), and changes never copied out, with why.
+    refused: tuple[tuple[str, str], ...] = ()
+    kept: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
 
 
 def _check_env(env: Mapping[str, str]) -> list[str]:
@@ -59,7 +80,8 @@ def _check_env(env: Mapping[str, str]) -> list[str]:
 
 
 class Sandbox(Container):
-    """A session's sandbox: a host workspace directory bind-mounted at ``/workspace`` and a
+    """A session's sandbox: a host workspace directory bind-mounted at ``/workspace`` (for a
+    user's own directory, a private copy of it: see ``_mirror``) and a
     container created on the first ``exec`` (or ``start``), reused, removed by ``close``.
 
     The container runs ``sleep infinity`` under ``--init`` (both as an unprivileged user of
@@ -76,6 +98,26 @@ class Sandbox(Container):
     within a second, it is restarted and the result says so. :meth:`quiesced` is the
     guarantee the host-side file tools rely on.
     """
+
+    def __init__(
+        self, config: SandboxConfig | None = None, *, service: PodmanService | None = None
+    ) -> None:
+        super().__init__(config, service=service)
+        self._commands = 0  # commands run so far: the transaction mark (snapshot)
+        protected = self.config.protected_paths()
+
+        def protect(rel: str) -> str | None:
+            rule = protected.match(rel)
+            return None if rule is None else f"{rel} is protected: {rule.reason}"
+
+        self._protect = protect
+        self._record: Record | None = None
+
+    def attach_journal(self, record: Record) -> None:
+        """Write a user's directory back through ``record`` (the ``record`` method of the
+        workspace filesystem's change journal), so that rolling back a failed call undoes
+        exactly the command's write-back and nothing anyone else did."""
+        self._record = record
 
     def exec(
         self,
@@ -120,13 +162,55 @@ class Sandbox(Container):
                     "workspace; create it first.",
                     path=rel,
                 )
+            mirror = self._mirror
+            if mirror is not None:
+                mirror.sync()
+            self._commands += 1
             try:
-                return self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=False)
-            except SandboxError:
-                # A dead container (or an exec podman refuses) makes exec fail before the
-                # command runs: reset the container once and retry.
-                self._recover()
-                return self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=True)
+                try:
+                    done = self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=False)
+                except SandboxError:
+                    # A dead container (or an exec podman refuses) makes exec fail before the
+                    # command runs: reset the container once and retry.
+                    self._recover()
+                    done = self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=True)
+            except BaseException:
+                if mirror is not None:
+                    # No result, so nothing is written back: the copy returns to the user's.
+                    with contextlib.suppress(Exception):
+                        mirror.revert()
+                raise
+            if mirror is None:
+                return done
+            # The container is quiet again: the copy holds exactly what the command left.
+            back = mirror.write_back(self._protect, self._record)
+            return dataclasses.replace(
+                done, refused=back.refused, kept=back.kept, skipped=back.skipped
+            )
+
+    # ------------------------------------------------------------------ transactions
+    def snapshot(self) -> int:
+        """A cheap mark for the executor's transaction: how many commands have run."""
+        return self._commands
+
+    def restore(self, snapshot: object) -> None:
+        """After a failed call that ran a command: empty ``/tmp`` and ``/dev/shm`` in the
+        container (restarting it if that fails), so a failed call leaves nothing behind for
+        the next one. The workspace is the filesystem's to roll back. Never raises."""
+        if snapshot == self._commands or self._state.closed:
+            return
+        with contextlib.suppress(Exception), uninterruptible(), self._lock:
+            if self._state.container_id is None or not self._state.started:
+                return
+            out = CappedBuffer(256)
+            try:
+                self._resume()
+                self._run_quietly(["/bin/sh", "-c", _WIPE], time.monotonic() + _WIPE_S, out)
+            except Exception:  # noqa: BLE001 - restarted below
+                out = CappedBuffer(256)
+            quiet = self._quiesce(time.monotonic() + SWEEP_S)
+            if not quiet or out.text().strip() != "empty":
+                self.restart()
 
     def _exec_once(
         self,

@@ -20,6 +20,24 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
+def _user_workspace(cfg: SandboxConfig) -> list[str]:
+    """What differs when ``/workspace`` is the user's own directory."""
+    if cfg.workspace is None:
+        return []
+    return [
+        "- `/workspace` is the user's own project directory, shared with them: they and "
+        "their tools may change files while you work. A command works on a private copy that "
+        "is brought up to date before it starts; afterwards only what the command itself "
+        "changed is written to the directory, and where someone else changed the same path "
+        "meanwhile, their version is kept and you are told which paths. When a call fails, "
+        "only that call's own changes are undone; anyone else's are kept. Links leading out "
+        "of the workspace are not copied out.",
+        "- " + cfg.protected_paths().summary().replace("$", "$$") + " A command that changes "
+        "one of them fails, and none of its changes are written (`git add` and `git commit` "
+        "work: git's objects, index and refs are not protected).",
+    ]
+
+
 def _template(cfg: SandboxConfig) -> str:
     network = (
         "no network (loopback only)" if cfg.network == "none" else f"network mode `{cfg.network}`"
@@ -47,7 +65,9 @@ def _template(cfg: SandboxConfig) -> str:
             "- A call that exits non-zero or times out fails: you still see its exit code "
             "and output, but every change it made to `/workspace` is rolled back. Commands "
             "that are expected to fail (such as `grep` finding nothing) should end in "
-            "`|| true` if their changes must be kept.",
+            "`|| true` if their changes must be kept. `/tmp` and `/dev/shm` are emptied "
+            "after a failed call.",
+            *_user_workspace(cfg),
         ]
     )
 

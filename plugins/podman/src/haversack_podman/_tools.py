@@ -163,6 +163,14 @@ def _outcome(
     restarted = ""
     if result.sandbox_restarted:
         restarted = " The sandbox container had to be restarted (see below)."
+    if result.refused:
+        return ToolResult.error(
+            f"{what} changed protected paths, so none of its changes were written to the "
+            f"workspace: {'; '.join(why for _, why in result.refused[:5])}"
+            + (f" (and {len(result.refused) - 5} more)" if len(result.refused) > 5 else "")
+            + f". Protected paths can be read but never changed from the sandbox.{restarted}",
+            value=result,
+        )
     if over is not None:
         return ToolResult.error(
             f"{what} left the workspace over its limits, so the call failed and its changes "
