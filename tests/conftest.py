@@ -76,6 +76,10 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_env_conditioned_entries_apply_only_with_their_variable",  # 23
         "test_a_skip_not_in_the_allowlist_fails",  # 23
     ),
+    # The test kit running pytest on generated projects (31-38 s each).
+    "testing/test_docs.py": ("test_testing_page_examples_pass",),
+    "testing/test_conformance_failures.py": ("test_subclassed_suite_reports_one_failing_test",),
+    "testing/test_new_pack.py": ("test_scaffolded_tests_pass",),
     # Waits out the default 10 s import budget (the other cases set 1 s).
     "reliability/test_redteam_sizes.py": ("test_hanging_pack_import_is_reported[packs-sleeps]",),
 }
