@@ -266,7 +266,7 @@ def docs(session: nox.Session) -> None:
 @nox.session(python=False)
 def bench(session: nox.Session) -> None:
     """The benchmarks (``python bench/run.py [--quick] [-k SUITE]``); writes bench/results and
-    docs/performance.md."""
+    docs/performance.md, and names every figure more than 10 % slower than the committed one."""
     _dev(session)
     session.run("python", "bench/run.py", *session.posargs)
 

@@ -4,7 +4,9 @@ Usage: ``python bench/run.py [--quick] [-k SUITE]... [--strict] [--list]``
 
 Every ``bench/bench_<suite>.py`` module exposes ``run(quick: bool) -> list[Result]``. Each suite's
 figures are written to ``bench/results/<suite>.json``; ``docs/performance.md`` is then rebuilt from
-all results files, so a partial run (``-k``) keeps the other suites' committed figures.
+all results files, so a partial run (``-k``) keeps the other suites' committed figures. Every
+duration is compared with the last committed figure of the same name (``git show HEAD:...``), and
+each one more than 10 % slower is named at the end (``--strict``: and the run fails).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import argparse
 import importlib
 import json
 import os
+import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,55 @@ def write_results(suite: str, results: list[Result], *, quick: bool, results_dir
     tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, target)
     return target
+
+
+#: A duration more than this much slower than its last committed figure is named after the run.
+SLOWER_BY = 0.10
+
+
+def committed_results(
+    suite: str, *, results_dir: Path = RESULTS_DIR
+) -> list[dict[str, Any]] | None:
+    """The suite's figures as last committed (``git show HEAD:<results_dir>/<suite>.json``), or
+    None when there are none: a new suite, no git, an unreadable file."""
+    path = results_dir / f"{suite}.json"
+    try:
+        proc = subprocess.run(
+            ["git", "show", f"HEAD:./{path.name}"],
+            cwd=results_dir,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        return None
+    try:
+        results = json.loads(proc.stdout)["results"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return [r for r in results if isinstance(r, dict)] if isinstance(results, list) else None
+
+
+def slower_than(
+    previous: Sequence[Mapping[str, Any]], results: Sequence[Result], *, by: float = SLOWER_BY
+) -> list[str]:
+    """Each duration of ``results`` more than ``by`` slower than the figure of the same name
+    in ``previous``, as ``suite/name: before -> now (+N %)``; figures that are not durations,
+    and names without a previous figure, are not compared."""
+    before = {r.get("name"): r.get("median_s") for r in previous}
+    slower: list[str] = []
+    for r in results:
+        old = before.get(r.name)
+        if r.median_s is None or not isinstance(old, int | float) or old <= 0:
+            continue
+        if r.median_s > old * (1 + by):
+            slower.append(
+                f"{r.suite}/{r.name}: {format_seconds(old)} -> {format_seconds(r.median_s)} "
+                f"(+{(r.median_s / old - 1) * 100:.0f} %)"
+            )
+    return slower
 
 
 def _verdict(r: Result) -> str:
@@ -138,7 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SUITE",
         help="run only suites whose name contains SUITE (repeatable)",
     )
-    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a target is missed or a figure got slower",
+    )
     parser.add_argument("--list", action="store_true", help="list the suites and exit")
     parser.add_argument(
         "--no-docs", action="store_true", help="do not regenerate docs/performance.md"
@@ -165,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     crashed: list[str] = []
     missed: list[str] = []
+    slower: list[str] = []
     for name, path in chosen.items():
         print(f"== {name} ({path.relative_to(ROOT)})", flush=True)
         started = time.perf_counter()
@@ -183,6 +240,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in results:
             by_suite.setdefault(r.suite, []).append(r)
         for suite, suite_results in by_suite.items():
+            previous = committed_results(suite)
+            if previous is None:
+                print(f"  (no committed figures for {suite}: nothing to compare with)")
+            else:
+                slower.extend(slower_than(previous, suite_results))
             out = write_results(suite, suite_results, quick=args.quick, results_dir=RESULTS_DIR)
             for r in suite_results:
                 ratio = f"  ratio {r.ratio:.2f}" if r.ratio is not None else ""
@@ -198,10 +260,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {PERFORMANCE_MD.relative_to(ROOT)}")
     if missed:
         print(f"missed targets: {', '.join(missed)}", file=sys.stderr)
+    if slower:
+        # Machines and load differ: rerun the old commit beside the new one before blaming it.
+        print(
+            f"slower than the last committed figures by more than {SLOWER_BY:.0%}:",
+            *(f"  {line}" for line in slower),
+            sep="\n",
+            file=sys.stderr,
+        )
     if crashed:
         print(f"suites that failed to run: {', '.join(crashed)}", file=sys.stderr)
         return 1
-    return 1 if (missed and args.strict) else 0
+    return 1 if ((missed or slower) and args.strict) else 0
 
 
 if __name__ == "__main__":

@@ -76,6 +76,27 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_env_conditioned_entries_apply_only_with_their_variable",  # 23
         "test_a_skip_not_in_the_allowlist_fails",  # 23
     ),
+    # The agent's CLI and concurrent turns against the fake provider servers (23-64 s each);
+    # one end-to-end run (openai) and the transcript case stay in the fast tier.
+    "agent/test_cli_run.py": (
+        "test_a_run_end_to_end[openai-responses]",
+        "test_a_run_end_to_end[anthropic]",
+        "test_without_a_terminal_asked_calls_are_refused_unless_yes",
+        "test_a_missing_key_is_a_precise_error",
+        "test_edit_on_a_terminal_runs_the_new_arguments",
+        "test_no_on_a_terminal_refuses_it",
+        "test_the_turn_cap_exits_1",
+        "test_yes_on_a_terminal_runs_the_call",
+    ),
+    "agent/test_concurrent.py": (
+        "test_a_failing_read_only_call_leaves_the_others_alone",
+        "test_read_only_calls_run_together_results_and_records_in_call_order[anthropic]",
+        "test_a_turn_with_a_writing_call_runs_in_order",
+    ),
+    # The test kit running pytest on generated projects (31-38 s each).
+    "testing/test_docs.py": ("test_testing_page_examples_pass",),
+    "testing/test_conformance_failures.py": ("test_subclassed_suite_reports_one_failing_test",),
+    "testing/test_new_pack.py": ("test_scaffolded_tests_pass",),
     # Waits out the default 10 s import budget (the other cases set 1 s).
     "reliability/test_redteam_sizes.py": ("test_hanging_pack_import_is_reported[packs-sleeps]",),
 }

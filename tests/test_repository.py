@@ -219,3 +219,41 @@ def test_every_slow_test_entry_names_a_test():
         }
         for test in tests:
             assert test.split("[", 1)[0] in names, f"{path}::{test}"
+
+
+def test_bench_names_every_figure_slower_than_the_last_committed_one(tmp_path):
+    """``./dev bench`` compares each duration with the committed results file (not the one in
+    the working tree) and names each figure more than 10 % slower, and only those."""
+    bench = str(ROOT / "bench")
+    sys.path.insert(0, bench)
+    try:
+        run = runpy.run_path(str(ROOT / "bench" / "run.py"))
+        harness = sys.modules["_harness"]
+        committed = [
+            harness.Result("demo", "steady", median_s=1e-3),
+            harness.Result("demo", "regressed", median_s=1e-3),
+            harness.Result("demo", "faster", median_s=1e-3),
+            harness.Result("demo", "a ratio", value=2.0, unit="x"),
+        ]
+        results_dir = tmp_path / "results"
+        run["write_results"]("demo", committed, quick=False, results_dir=results_dir)
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(results_dir)]
+        subprocess.run([*git, "init", "-q"], check=True)
+        subprocess.run([*git, "add", "demo.json"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", "figures"], check=True)
+        # A later uncommitted run must not become the reference.
+        run["write_results"]("demo", [], quick=False, results_dir=results_dir)
+        previous = run["committed_results"]("demo", results_dir=results_dir)
+        assert previous is not None
+        assert run["committed_results"]("absent", results_dir=results_dir) is None
+        now = [
+            harness.Result("demo", "steady", median_s=1.09e-3),
+            harness.Result("demo", "regressed", median_s=1.5e-3),
+            harness.Result("demo", "faster", median_s=0.5e-3),
+            harness.Result("demo", "a ratio", value=9.0, unit="x"),
+            harness.Result("demo", "new", median_s=1.0),
+        ]
+        slower = run["slower_than"](previous, now)
+    finally:
+        sys.path.remove(bench)
+    assert slower == ["demo/regressed: 1 ms -> 1.5 ms (+50 %)"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,7 @@ from haversack import ApprovalPolicy, Session, ToolExecutor
 from haversack.bridges.openai_agents import function_tools
 
 
-def main(model: Any, approve: Callable[[ToolApprovalItem], bool], **run: Any) -> Any:
+async def main(model: Any, approve: Callable[[ToolApprovalItem], bool], **run: Any) -> Any:
     prompt = haversack.compose(
         ns="demo", key="files", packs=["vfs"], policies=[ApprovalPolicy(["rm"])]
     )
@@ -23,7 +24,7 @@ def main(model: Any, approve: Callable[[ToolApprovalItem], bool], **run: Any) ->
             model=model,
             tools=function_tools(executor),  # rm has needs_approval=True
         )
-        result = Runner.run_sync(agent, "Create notes.md saying hello, then remove it.", **run)
+        result = await Runner.run(agent, "Create notes.md saying hello, then remove it.", **run)
         while result.interruptions:
             state = result.to_state()
             for item in result.interruptions:
@@ -31,9 +32,10 @@ def main(model: Any, approve: Callable[[ToolApprovalItem], bool], **run: Any) ->
                     state.approve(item)
                 else:
                     state.reject(item)
-            result = Runner.run_sync(agent, state, **run)
+            result = await Runner.run(agent, state, **run)
         return result.final_output
 
 
 if __name__ == "__main__":
-    print(main("gpt-4o-mini", lambda item: input(f"Run {item.tool_name}? [y/N] ") == "y"))
+    ask = lambda item: input(f"Run {item.tool_name}? [y/N] ") == "y"  # noqa: E731
+    print(asyncio.run(main("gpt-4o-mini", ask)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,7 @@ from haversack import ApprovalPolicy, Session, ToolExecutor
 from haversack.bridges.pydantic_ai import HaversackToolset
 
 
-def main(model: Any, approve: Callable[[ToolCallPart], bool]) -> str:
+async def main(model: Any, approve: Callable[[ToolCallPart], bool]) -> str:
     prompt = haversack.compose(
         ns="demo", key="files", packs=["vfs"], policies=[ApprovalPolicy(["rm"])]
     )
@@ -23,10 +24,10 @@ def main(model: Any, approve: Callable[[ToolCallPart], bool]) -> str:
             toolsets=[HaversackToolset(executor)],
             output_type=[str, DeferredToolRequests],  # a held call ends the run
         )
-        result = agent.run_sync("Create notes.md saying hello, then remove it.")
+        result = await agent.run("Create notes.md saying hello, then remove it.")
         while isinstance(result.output, DeferredToolRequests):
             answers = {call.tool_call_id: approve(call) for call in result.output.approvals}
-            result = agent.run_sync(
+            result = await agent.run(
                 message_history=result.all_messages(),
                 deferred_tool_results=DeferredToolResults(approvals=answers),
             )
@@ -34,4 +35,5 @@ def main(model: Any, approve: Callable[[ToolCallPart], bool]) -> str:
 
 
 if __name__ == "__main__":
-    print(main("openai:gpt-4o-mini", lambda call: input(f"Run {call.tool_name}? [y/N] ") == "y"))
+    ask = lambda call: input(f"Run {call.tool_name}? [y/N] ") == "y"  # noqa: E731
+    print(asyncio.run(main("openai:gpt-4o-mini", ask)))

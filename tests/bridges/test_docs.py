@@ -3,6 +3,7 @@ each with its framework's offline model in place of a real one."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def test_pydantic_ai_example():
         asked.append(call.tool_name)
         return True
 
-    output = _load("bridge_pydantic_ai").main(FunctionModel(model), approve)
+    output = asyncio.run(_load("bridge_pydantic_ai").main(FunctionModel(model), approve))
     assert output == "Created and removed notes.md."
     assert asked == ["rm"]
     assert "notes.md" in returns[0]
@@ -68,7 +69,7 @@ def test_openai_agents_example():
         return True
 
     module = _load("bridge_openai_agents")
-    output = module.main(model, approve, run_config=RunConfig(tracing_disabled=True))
+    output = asyncio.run(module.main(model, approve, run_config=RunConfig(tracing_disabled=True)))
     assert output == "Created and removed notes.md."
     assert asked == ["rm"]
     assert "notes.md" in model.seen[0]

@@ -5,6 +5,8 @@ ApprovalPolicy holds is the SDK's ``needs_approval`` interruption."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from agents import Agent, RunConfig, Runner
 
@@ -21,6 +23,11 @@ OK, ERROR, DENIED, PENDING = (
     CallOutcome.PENDING,
 )
 OFFLINE = RunConfig(tracing_disabled=True)
+
+
+def _run(agent, given, run_config):
+    # Runner.run_sync() would leave a thread-wide event loop open: each run has its own.
+    return asyncio.run(Runner.run(agent, given, run_config=run_config))
 
 
 def _agent(ex, model):
@@ -40,7 +47,7 @@ def test_calls_rollback_and_denial_reach_the_model():
         "done",
     )
     with executor() as ex:
-        result = Runner.run_sync(_agent(ex, model), "Work on the files.", run_config=OFFLINE)
+        result = _run(_agent(ex, model), "Work on the files.", run_config=OFFLINE)
         assert result.final_output == "done"
         assert {"read_file", "write_file", "edit_file", "rm", "scribble"} <= set(model.tool_names)
         fs = workspace(ex)
@@ -79,7 +86,7 @@ def test_a_held_tool_is_the_sdks_needs_approval_interruption(approved):
     )
     with executor() as ex:
         agent = _agent(ex, model)
-        first = Runner.run_sync(agent, "Remove a.md.", run_config=OFFLINE)
+        first = _run(agent, "Remove a.md.", run_config=OFFLINE)
         [item] = first.interruptions
         assert item.tool_name == "rm"
         assert workspace(ex).exists("a.md")  # the SDK asked first: nothing ran
@@ -89,7 +96,7 @@ def test_a_held_tool_is_the_sdks_needs_approval_interruption(approved):
             state.approve(item)
         else:
             state.reject(item, rejection_message="Keep a.md.")
-        second = Runner.run_sync(agent, state, run_config=OFFLINE)
+        second = _run(agent, state, run_config=OFFLINE)
         assert second.final_output == "finished"
         if approved:
             assert not workspace(ex).exists("a.md")
@@ -123,7 +130,7 @@ def test_a_call_another_policy_holds_is_refused_with_a_message():
     prompt = haversack.compose(ns="t", key="t", packs=["vfs"], policies=[AskAboutBigWrites()])
     model = ScriptedModel(("write_file", {"path": "a.md", "content": "long text"}, "w1"), "ok")
     with ToolExecutor(prompt.render(), session=Session()) as ex:
-        result = Runner.run_sync(_agent(ex, model), "Write.", run_config=OFFLINE)
+        result = _run(_agent(ex, model), "Write.", run_config=OFFLINE)
         assert result.final_output == "ok"
         assert "No one is available to approve this call" in model.seen[0]
         assert not workspace(ex).exists("a.md")

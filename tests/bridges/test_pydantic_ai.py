@@ -4,6 +4,8 @@ tool result, and a held call is pydantic-ai's deferred approval."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -14,6 +16,9 @@ from haversack import CallOutcome
 from haversack.bridges.pydantic_ai import HaversackToolset
 
 from ._kit import SEEDED, executor, outcomes, workspace
+
+# agent.run_sync() would leave a thread-wide event loop open (pydantic-ai reuses the current
+# one), which another test in the same worker would then find: each test runs its own.
 
 OK, ERROR, DENIED, PENDING = (
     CallOutcome.OK,
@@ -55,7 +60,7 @@ def test_calls_rollback_and_denial_reach_the_model():
     )
     with executor() as ex:
         agent = Agent(FunctionModel(script), toolsets=[HaversackToolset(ex)])
-        result = agent.run_sync("Work on the files.")
+        result = asyncio.run(agent.run("Work on the files."))
         assert result.output == "done"
         assert {"read_file", "write_file", "edit_file", "rm", "scribble"} <= set(script.tool_names)
         fs = workspace(ex)
@@ -84,12 +89,11 @@ def test_the_prompt_text_is_the_toolsets_instructions():
         return ModelResponse(parts=[TextPart("ok")])
 
     with executor() as ex:
-        Agent(FunctionModel(model), toolsets=[HaversackToolset(ex)]).run_sync("hi")
+        asyncio.run(Agent(FunctionModel(model), toolsets=[HaversackToolset(ex)]).run("hi"))
         assert seen
         assert "Workspace files" in seen[0]
-        Agent(FunctionModel(model), toolsets=[HaversackToolset(ex, instructions=False)]).run_sync(
-            "hi"
-        )
+        quiet = Agent(FunctionModel(model), toolsets=[HaversackToolset(ex, instructions=False)])
+        asyncio.run(quiet.run("hi"))
         assert "Workspace files" not in (seen[1] or "")
 
 
@@ -99,7 +103,7 @@ def _held_rm(ex, script):
         toolsets=[HaversackToolset(ex)],
         output_type=[str, DeferredToolRequests],
     )
-    first = agent.run_sync("Remove a.md.")
+    first = asyncio.run(agent.run("Remove a.md."))
     assert isinstance(first.output, DeferredToolRequests)
     [request] = first.output.approvals
     assert (request.tool_name, request.tool_call_id) == ("rm", "r1")
@@ -120,9 +124,11 @@ def test_a_held_call_is_pydantic_ais_deferred_approval(approved):
     with executor() as ex:
         agent, first = _held_rm(ex, script)
         answer = True if approved else ToolDenied("Keep a.md.")
-        second = agent.run_sync(
-            message_history=first.all_messages(),
-            deferred_tool_results=DeferredToolResults(approvals={"r1": answer}),
+        second = asyncio.run(
+            agent.run(
+                message_history=first.all_messages(),
+                deferred_tool_results=DeferredToolResults(approvals={"r1": answer}),
+            )
         )
         assert second.output == "finished"
         if approved:
@@ -150,7 +156,7 @@ def test_pydantic_ais_test_model_calls_every_tool_and_gets_results():
         agent = Agent(
             TestModel(), toolsets=[HaversackToolset(ex)], output_type=[str, DeferredToolRequests]
         )
-        result = agent.run_sync("Use the tools.")
+        result = asyncio.run(agent.run("Use the tools."))
         assert isinstance(result.output, DeferredToolRequests)
         assert [call.tool_name for call in result.output.approvals] == ["rm"]
         names = {name for name, _ in outcomes(ex)}
