@@ -192,6 +192,23 @@ def test_where_both_changed_a_path_the_other_version_wins_and_is_reported(
     assert "/workspace/src/main.py" in report.describe()
 
 
+def test_a_path_changed_by_others_between_two_changes_of_the_call_stays_theirs(
+    fs: DirectoryFilesystem, repo: Path
+):
+    """Found by the foreign-writers family: the call deletes, the editor writes, the call
+    writes again, the editor deletes. The editor's deletion is the last word; undoing the
+    call's first deletion would bring back a file the editor removed."""
+    mark = fs.snapshot()
+    fs.delete("notes.txt")
+    (repo / "notes.txt").write_text("editor\n")
+    fs.write("notes.txt", "call again\n", mode="overwrite")
+    (repo / "notes.txt").unlink()
+    report = fs.restore(mark)
+    assert report is not None
+    assert report.kept == ("notes.txt",)
+    assert not (repo / "notes.txt").exists()
+
+
 def test_a_directory_others_wrote_into_is_kept(fs: DirectoryFilesystem, repo: Path):
     mark = fs.snapshot()
     fs.write("gen/a.txt", "call")

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from haversack import serde
+from haversack import Filesystem, serde
 from haversack.testing import bad_arguments, compose_packs
 
 from ._canary import Canary, tree
@@ -109,7 +109,8 @@ def test_sandbox_workspace_escapes(podman_service: Any, tmp_path: Path, figure) 
     outside_before = tree(tmp_path, skip=(tmp_path / "workspaces", mount))
     h = _harness(tmp_path, mounts={str(mount): "proj"})
     try:
-        workspace = Path(h.executor.resources.snapshottables()[0].root)  # type: ignore[attr-defined]
+        fs = h.executor.resources.get(Filesystem)  # type: ignore[type-abstract]
+        workspace = Path(fs.root)  # type: ignore[attr-defined]
         # Plant symlinks in the workspace from the host and from inside the sandbox.
         (workspace / "host_link").symlink_to(canary.path)
         (workspace / "host_dir_link").symlink_to(canary.path.parent)

@@ -101,6 +101,9 @@ class _Record:
     before: PathState
     after: PathState
     stored: str | None  # name in the store holding the file's pre-image
+    # Someone else changed the path after this record's change (a newer record took over):
+    # the change is theirs to keep, whatever the path holds at undo time.
+    superseded: bool = False
 
 
 def _store_parent(root: str) -> Path:
@@ -236,6 +239,8 @@ class ChangeJournal:
         before = self.state(path)
         if record is not None and before.same(record.after):
             return record  # still as this journal left it: one pre-image is enough
+        if record is not None:
+            record.superseded = True
         # First change since the mark, or someone else changed the path since this journal
         # did: a record of its own, so an undo brings back *their* version first.
         if not self._marks:  # with no mark alive nothing can be undone: keep nothing
@@ -320,7 +325,7 @@ class ChangeJournal:
             for record in dirs + rest:
                 if record.before.same(record.after):
                     continue  # the call left it as it found it
-                if not self.state(record.path).same(record.after):
+                if record.superseded or not self.state(record.path).same(record.after):
                     kept.append(record.path)
                 elif self._put_back(record):
                     restored.append(record.path)
