@@ -97,7 +97,11 @@ class RenderState:
             heading = f"{hashes} {label} {section.title}"
             self.blocks.append(f"{heading}\n\n{body}" if body else heading)
             rules = governing + section.policies if section.policies else governing
-            self.policies.extend(section.policies)
+            for policy in section.policies:
+                # One policy object may govern several sections (a pack's, over each of its
+                # sections): it is listed once.
+                if not any(policy is p for p in self.policies):
+                    self.policies.append(policy)
             for item in section.tools:
                 resolved = self.resolved_tools.get(item.name)
                 if resolved is not None:
