@@ -146,3 +146,17 @@ def test_messages_name_the_tools_of_the_calling_pack_when_names_clash(
     refused = ws.fail("fs_write_file", path="a.txt", content="x")
     assert "call fs_read_file and then fs_edit_file" in refused.message
     assert "read_file" not in refused.message.replace("fs_read_file", "")
+
+
+def test_excluding_rm_takes_its_sentences_and_hints_with_it(
+    make_ws: Callable[..., Workspace],
+) -> None:
+    # Issue 26, item 4: exclude_tools = ["rm"] was refused (the text named ${tool:rm}).
+    ws = make_ws({"exclude_tools": ["rm"]})
+    assert "rm" not in {t.name for t in ws.rendered.tools}
+    assert "removes a file" not in ws.rendered.text
+    assert "read_file" in ws.rendered.text  # the other tools keep theirs
+    _seed(ws)
+    refused = ws.fail("write_file", path="a.txt", content="x")
+    assert "call read_file and then edit_file" in refused.message
+    assert " rm" not in refused.message

@@ -80,6 +80,17 @@ class ToolContext:
         names = resolve_name(original, {t.name: t for t in tools})
         return next(iter(names)) if len(names) == 1 else original
 
+    def offers(self, original: str) -> bool:
+        """Whether the prompt has the tool originally called ``original`` (of the calling
+        tool's contributor): a message mentions a tool only while it exists (a pack's
+        ``exclude_tools`` may have removed it)."""
+        from ._identity import ToolIdentity
+
+        mine = self.identity
+        if mine is not None:
+            return self.prompt.tool_named(ToolIdentity(mine.contributor, original)) is not None
+        return any(t.original_name == original for t in self.prompt.tools)
+
     @property
     def filesystem(self) -> Filesystem:
         """The bound workspace :class:`Filesystem`; raises ``ResourceError`` if none is."""

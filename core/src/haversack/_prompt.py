@@ -268,7 +268,7 @@ class Prompt:
         for policy in self.policies:
             state.policies.append(policy)
         state.render_level(self._nodes, depth=0, prefix="", governing=self.policies)
-        state.check_references()
+        state.finish()
         return RenderedPrompt(
             prompt=self,
             text="\n\n".join(state.blocks),

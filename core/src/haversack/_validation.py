@@ -43,8 +43,13 @@ def validate(
     described: dict[str, ResolvedTool] = {}
     for node in walk(nodes):
         refs = node.section.tool_references()
-        if refs:
-            resolved[node.path] = {ref: _resolve_tool(ref, node.path, originals) for ref in refs}
+        optional = node.section.conditional_tool_references()
+        if refs or optional:
+            names = {ref: _resolve_tool(ref, node.path, originals) for ref in refs}
+            for ref in optional:
+                if ref in originals:  # text that exists only with the tool: absent is fine
+                    names[ref] = _resolve_tool(ref, node.path, originals)
+            resolved[node.path] = names
         for item in node.section.tools:
             named = item.tool_references()
             if named:
