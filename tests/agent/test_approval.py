@@ -222,6 +222,25 @@ def test_patterns_match_the_original_name_of_a_renamed_tool():
     assert isinstance(held.value, PendingApproval)
 
 
+def test_a_pattern_matching_no_tool_is_refused_naming_the_closest():
+    # Issue 26, item 3: ApprovalPolicy(["wipe_everything"]) matched nothing and the tool ran.
+    from haversack.errors import PromptValidationError
+
+    with pytest.raises(PromptValidationError) as info:
+        prompt(policies=[ApprovalPolicy(["wite_note"])])
+    message = str(info.value)
+    assert "'wite_note', which matches none of the tools it governs" in message
+    assert "closest: write_note" in message
+    with pytest.raises(PromptValidationError, match=r"'wipe_everything'.*closest: write_note"):
+        prompt(policies=[ApprovalPolicy(["wipe_everything"])])
+    with pytest.raises(PromptValidationError, match=r"its tools: fetch, left, read_note"):
+        prompt(policies=[ApprovalPolicy(["zzz"])])
+    # One good pattern does not cover a bad one beside it.
+    with pytest.raises(PromptValidationError, match=r"'nothing_\*'"):
+        prompt(policies=[ApprovalPolicy(["write_*", "nothing_*"])])
+    prompt(policies=[ApprovalPolicy(["write_*"], not_read_only=True)])  # every pattern matches
+
+
 def test_an_approval_names_its_call_and_tool_and_is_void_for_another():
     # Issue 25, item 18: the approval of read_file(x), bound only to the arguments' hash,
     # ran a held rm(x) with the same arguments.

@@ -167,8 +167,12 @@ class ApprovalPolicy:
     """Ask a human before tools whose name matches ``tools`` (``fnmatch`` globs), and, with
     ``not_read_only=True``, before every tool not annotated ``read_only``.
 
-    Patterns match the tool's current name or its original name (before a pack's prefix or
-    rename). A call the human approved runs through every other policy as usual.
+    Patterns match the tool's final name (what the model calls it, after a pack's prefix or
+    rename) or its original name (what its pack registered): either spelling asks, the safe
+    direction. Every pattern must match at least one tool the policy governs: one matching
+    nothing is refused when the prompt is built (:class:`~haversack.errors.PromptValidationError`
+    naming the closest tools), never silently left to allow. A call the human approved runs
+    through every other policy as usual.
     """
 
     __slots__ = ("_name", "_not_read_only", "_patterns")
@@ -194,6 +198,11 @@ class ApprovalPolicy:
     def name(self) -> str:
         """The policy's name, unique within a prompt."""
         return self._name
+
+    def tool_patterns(self) -> tuple[str, ...]:
+        """The globs this policy names tools by: each must match a tool, or the prompt is
+        refused (see :class:`~haversack.ToolPolicy`)."""
+        return self._patterns
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
         """Ask when the tool matches a pattern, or mutates and ``not_read_only`` is set."""

@@ -14,7 +14,7 @@ from ._rendering import RenderState
 from ._section import Section
 from ._tool import Tool
 from ._tree import build_tree, walk
-from ._validation import validate
+from ._validation import check_patterns, validate
 from .errors import PromptValidationError
 
 __all__ = ["Prompt", "RenderedPrompt"]
@@ -160,7 +160,10 @@ class Prompt:
         self._params_types = frozenset(
             node.section.params_type for node in walk(self._nodes) if node.section.params_type
         )
-        self._tool_refs, self._resolved_tools = validate(self._nodes, self.policies)
+        self._tool_refs, self._resolved_tools = validate(
+            self._nodes, self.policies, self._contributors
+        )
+        check_patterns(self._nodes, self.policies, self._contributors)
 
     # ------------------------------------------------------------------ queries
     @property
