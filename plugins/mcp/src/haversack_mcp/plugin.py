@@ -23,9 +23,6 @@ def register_sections(
     """One section per configured server; each server is started once to list its tools."""
     if config is None or not config.servers:
         return  # no server: nothing to import (the client and asyncio cost ~25 ms)
-    # Starting servers takes seconds (2-3 s is normal), each start bounded by its
-    # startup_timeout_s: the core's notice for a hanging hook should not fire before.
-    haversack.expect_slow(max(s.startup_timeout_s for s in config.servers.values()) + 5.0)
     from ._tools import server_sections
 
     for section in server_sections(config):
