@@ -81,16 +81,35 @@ class RenderedPrompt:
     def resolve(self, policy: ToolPolicy, name: str) -> frozenset[str]:
         """The final names of the tools in ``policy``'s :meth:`scope` that its ``name`` means.
 
-        ``name`` is the final name of a tool in scope, or else the original name (before a
-        ``prefix`` or ``rename``) of every tool in scope registered under it. The answer is
-        fixed per render (cached), so a call pays a dict lookup.
+        For a pack's section policy ``name`` is an original name (what the pack registered,
+        before a ``prefix`` or ``rename``). For yours (prompt-wide, or on your sections) it is
+        the final name of a tool in scope, or else the original name of every tool in scope
+        registered under it. The answer is fixed per render (cached).
         """
         key = (id(policy), name)
         found = self._resolved.get(key)
         if found is None:
-            found = resolve_name(name, self.scope(policy))
+            scope = self.scope(policy)
+            if self._packs_policy(policy):
+                # A pack's own policy was written with its tools' registered names: a
+                # rename of another of its tools to that name never stands in for it.
+                found = frozenset(n for n, t in scope.items() if t.original_name == name)
+            else:
+                found = resolve_name(name, scope)
             self._resolved[key] = found
         return found
+
+    def _packs_policy(self, policy: ToolPolicy) -> bool:
+        """Whether ``policy`` is attached to sections a pack contributed (not yours)."""
+        prompt = self.prompt
+        if any(p is policy for p in prompt.policies):
+            return False
+        owners = {
+            prompt.contributor(t.name)
+            for t in self.tools
+            if any(p is policy for p in self._governing.get(t.name, ()))
+        }
+        return bool(owners) and YOUR_CODE not in owners
 
     def identity(self, name: str) -> ToolIdentity | None:
         """The identity (contributor, original name) of the tool called ``name``, or ``None``."""

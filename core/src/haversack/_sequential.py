@@ -96,4 +96,5 @@ def _current_name(policy: SequentialDependencyPolicy, context: ToolContext, name
     rendered = context.rendered_prompt
     if rendered is None or not rendered.scope(policy):
         return name
-    return " or ".join(sorted(rendered.resolve(policy, name))) or name
+    # A prerequisite this composition does not offer is said so, never named as a tool.
+    return " or ".join(sorted(rendered.resolve(policy, name))) or f"{name!r} (not offered here)"
