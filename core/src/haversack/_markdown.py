@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import textwrap
@@ -36,6 +37,7 @@ _MARKER_LINE = re.compile(
 _Segment = tuple[frozenset[str], str, frozenset[str]]
 
 
+@functools.lru_cache(maxsize=256)  # a pack builds the same template on every compose
 def _segments(template: str, key: str) -> tuple[_Segment, ...] | None:
     """The template cut at ``${if tool:x}``/``${endif}`` markers; ``None`` if it has none."""
     if "${if tool:" not in template and "${endif}" not in template:

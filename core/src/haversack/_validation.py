@@ -39,15 +39,17 @@ def validate(
             tool_name=claim.name if claim.kind == "tool" else None,
         )
     originals: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-    # (contributor, original name) -> final names: a contributor's text means its own tools.
-    own: dict[tuple[str, str], list[tuple[tuple[str, ...], str]]] = {}
     owners = owners or {}
     for node in walk(nodes):
         _check_placeholders(node)
-        owner = owners.get(node.path[0], YOUR_CODE)
         for item in node.section.tools:
             originals.setdefault(item.original_name, []).append((node.path, item.name))
-            own.setdefault((owner, item.original_name), []).append((node.path, item.name))
+
+    def own(owner: str, ref: str) -> list[tuple[tuple[str, ...], str]]:
+        # A contributor's text means its own tools: filtered per reference, not per tool, so
+        # a prompt of a thousand tools pays nothing for it.
+        return [c for c in originals.get(ref, ()) if owners.get(c[0][0], YOUR_CODE) == owner]
+
     resolved: dict[tuple[str, ...], dict[str, str]] = {}
     described: dict[str, ResolvedTool] = {}
     for node in walk(nodes):
@@ -57,13 +59,13 @@ def validate(
             owner = owners.get(node.path[0], YOUR_CODE)
             names = {}
             for ref in refs:
-                mine = own.get((owner, ref))
+                mine = own(owner, ref)
                 names[ref] = _resolve_tool(ref, node.path, {ref: mine} if mine else originals)
             for ref in optional:
                 # Text that exists only with a tool is about its contributor's own tool:
                 # another contributor's tool of that name (the own one excluded) never
                 # stands in for it. Absent is fine.
-                mine = own.get((owner, ref))
+                mine = own(owner, ref)
                 if mine:
                     names[ref] = _resolve_tool(ref, node.path, {ref: mine})
             resolved[node.path] = names
