@@ -17,6 +17,7 @@ import re
 from fnmatch import fnmatchcase
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,7 @@ from haversack import (
     ToolExecutor,
     ToolIdentity,
     ToolResult,
+    compose,
 )
 from haversack.errors import PromptValidationError
 
@@ -205,3 +207,37 @@ def test_random_compositions_keep_every_tool_to_its_identity(figure) -> None:
 
     case()
     fig.assert_clean()
+
+
+@pytest.mark.parametrize(
+    ("pack", "excluded", "gone"),
+    [
+        ("vfs", ["rm"], "removes a file"),
+        ("podman", ["shell_execute"], "/bin/sh -c"),
+        ("planning", ["planning_read_plan"], "shows the plan and its progress"),
+        ("planning", ["planning_add_step", "planning_update_step"], "appends one or more"),
+    ],
+)
+def test_bundled_packs_accept_exclude_tools(
+    pack: str, excluded: list[str], gone: str, tmp_path: Any
+) -> None:
+    # Issue 26, item 4: their instructions named every tool, so excluding any was refused.
+    empty = tmp_path / "haversack.toml"
+    empty.write_text("", encoding="utf-8")
+    whole = compose(ns="t", key="k", packs=[pack], config_file=empty, strict=True).render()
+    assert gone in whole.text
+    rendered = compose(
+        ns="t",
+        key="k",
+        packs=[pack],
+        config={pack: {"exclude_tools": excluded}},
+        config_file=empty,
+        strict=True,
+    ).render()
+    offered = {t.name for t in rendered.tools}
+    assert offered
+    assert not offered & set(excluded)
+    assert gone not in rendered.text
+    assert "${" not in rendered.text
+    for name in excluded:
+        assert name not in rendered.text
