@@ -165,6 +165,17 @@ AREAS: dict[str, tuple[str, str]] = {
         "that raised or was accepted against its schema, a result not cut, or a daemon "
         "alive after the listing or after the executor closed.",
     ),
+    "tool-identity": (
+        "15. Tool identity across composition",
+        "Random compositions of two or three contributors whose tools share original names, "
+        "under prefixes, renames and filters (removed tools still mentioned by their "
+        "contributor's text inside `${if tool:x}` blocks), then random calls. A failure is "
+        "a section policy granting on another contributor's tool (an `edit_file` unlocked by "
+        "someone else's `read_file`), rendered text or a denial naming a tool that does not "
+        "exist or belongs to another contributor, a wrong `ToolContext.identity` or "
+        "`tool_name`, or an approval pattern matching no tool accepted (or one that matches "
+        "refused).",
+    ),
 }
 
 

@@ -220,3 +220,49 @@ def test_patterns_match_the_original_name_of_a_renamed_tool():
     executor = ToolExecutor(rendered, session=Session())
     held = executor.execute("notes_write", WRITE)
     assert isinstance(held.value, PendingApproval)
+
+
+def test_a_pattern_matching_no_tool_is_refused_naming_the_closest():
+    # Issue 26, item 3: ApprovalPolicy(["wipe_everything"]) matched nothing and the tool ran.
+    from haversack.errors import PromptValidationError
+
+    with pytest.raises(PromptValidationError) as info:
+        prompt(policies=[ApprovalPolicy(["wite_note"])])
+    message = str(info.value)
+    assert "'wite_note', which matches none of the tools it governs" in message
+    assert "closest: write_note" in message
+    with pytest.raises(PromptValidationError, match=r"'wipe_everything'.*closest: write_note"):
+        prompt(policies=[ApprovalPolicy(["wipe_everything"])])
+    with pytest.raises(PromptValidationError, match=r"its tools: fetch, left, read_note"):
+        prompt(policies=[ApprovalPolicy(["zzz"])])
+    # One good pattern does not cover a bad one beside it.
+    with pytest.raises(PromptValidationError, match=r"'nothing_\*'"):
+        prompt(policies=[ApprovalPolicy(["write_*", "nothing_*"])])
+    prompt(policies=[ApprovalPolicy(["write_*"], not_read_only=True)])  # every pattern matches
+
+
+def test_an_approval_names_its_call_and_tool_and_is_void_for_another():
+    # Issue 25, item 18: the approval of read_file(x), bound only to the arguments' hash,
+    # ran a held rm(x) with the same arguments.
+    executor, session = _executor(ApprovalPolicy(["read_note", "write_note"]))
+    same = '{"path": "a", "text": "x"}'
+    executor.execute("write_note", same, call_id="harmless")
+    executor.execute("write_note", same, call_id="other")
+    read = executor.execute("read_note", '{"path": "a"}', call_id="read").value
+    held = executor.execute("write_note", '{"path": "a", "text": "y"}', call_id="w").value
+    approval = read.approve()
+    assert (approval.call_id, approval.tool_name) == ("read", "read_note")
+    # Another tool: refused, nothing ran.
+    result = executor.resume("w", approval)
+    assert not result.success
+    assert "approval given was for another call, read_note (call read)" in result.message
+    assert session[Note].all() == ()
+    # The same tool and the same arguments, but another held call: refused too.
+    pending = {p.call_id: p for p in executor.pending}
+    result = executor.resume("other", pending["harmless"].approve())
+    assert "for another call" in result.message
+    assert session[Note].all() == ()
+    # Edits and denials are bound the same way; the right call's own approval still runs it.
+    assert "for another call" in executor.resume("read", held.edit(same)).message
+    assert executor.resume("harmless", pending["harmless"].approve()).success
+    assert session[Note].all() == (Note("a", "x"),)

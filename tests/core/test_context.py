@@ -7,7 +7,7 @@ from typing import Any, TypeVar, cast
 
 import pytest
 
-from haversack import Filesystem, Prompt, ToolContext
+from haversack import Filesystem, Prompt, ToolContext, ToolResult
 from haversack.errors import ResourceError
 
 T = TypeVar("T")
@@ -74,3 +74,36 @@ def test_filesystem_comes_from_the_resources() -> None:
 def test_filesystem_without_binding_raises_resource_error() -> None:
     with pytest.raises(ResourceError, match="No resource of type Filesystem"):
         _ = make_context(FakeResources({})).filesystem
+
+
+def test_tool_name_and_identity_follow_the_calling_contributor() -> None:
+    from haversack import MarkdownSection, Prompt, Session, Tool, ToolExecutor, ToolIdentity
+
+    seen: list[tuple[str | None, ToolIdentity | None, str]] = []
+
+    def handler(params: None, *, context: ToolContext) -> ToolResult[None]:
+        seen.append((context.name, context.identity, context.tool_name("read")))
+        return ToolResult.ok(None)
+
+    def tool(name: str, original: str) -> Tool[None, None]:
+        return Tool[None, None](name=name, description="d", handler=handler, original_name=original)
+
+    prompt = Prompt(
+        ns="t",
+        key="k",
+        sections=[
+            MarkdownSection(title="A", key="a", template="a", tools=[tool("read", "read")]),
+            MarkdownSection(
+                title="B", key="b", template="b", tools=[tool("b_read", "read"), tool("b_go", "go")]
+            ),
+        ],
+        contributors={"b": "pack-b"},
+    )
+    executor = ToolExecutor(prompt.render(), session=Session())
+    assert executor.execute("b_go").success
+    assert executor.execute("read").success
+    assert seen == [
+        ("b_go", ToolIdentity("pack-b", "go"), "b_read"),  # its own pack's tool, not the first
+        ("read", ToolIdentity("your code", "read"), "read"),
+    ]
+    assert prompt.tool_named(ToolIdentity("pack-b", "read")) == "b_read"

@@ -103,6 +103,27 @@ def test_a_typo_in_the_environment_and_the_config_file(site, monkeypatch, tmp_pa
     assert "'sqllite'" in discover(load=True).problems[0]
 
 
+def test_a_deny_list_entry_naming_no_pack_is_an_error_everywhere(site, monkeypatch, tmp_path):
+    # Issue 26, item 5: a misspelt deny entry silently left the pack on ("OK" from check).
+    site.add("sqlite", SQLITE)
+    with pytest.raises(PackConfigError) as info:
+        compose(ns="t", key="k", exclude=["sqlte"])
+    assert "exclude= (--disable) names 'sqlte' to disable" in str(info.value)
+    assert "(did you mean 'sqlite'?)" in str(info.value)
+    monkeypatch.setenv("HAVERSACK_DISABLE", "sqlit")
+    with pytest.raises(PackConfigError, match=r"HAVERSACK_DISABLE names 'sqlit'.*'sqlite'"):
+        compose(ns="t", key="k")
+    monkeypatch.delenv("HAVERSACK_DISABLE")
+    (tmp_path / "haversack.toml").write_text('disable = ["sqllite"]\n')
+    with pytest.raises(PackConfigError, match=r"disable names 'sqllite'.*'sqlite'"):
+        compose(ns="t", key="k")
+    report = discover(load=True)
+    assert not report.ok
+    assert "'sqllite'" in report.problems[0]
+    (tmp_path / "haversack.toml").write_text('disable = ["sqlite", "*"]\n')
+    assert names(compose(ns="t", key="k")) == []  # real names and '*' stay accepted
+
+
 def test_a_named_broken_pack_raises_an_unnamed_one_is_left_out(site, caplog):
     site.add("sqlite", SQLITE)
     site.add("broken", "raise ImportError('no driver here')")

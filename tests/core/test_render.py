@@ -331,3 +331,76 @@ def test_default_factories_count_as_defaults() -> None:
         sections=[MarkdownSection[WithFactory](title="W", key="w", template="$items")],
     )
     assert prompt.render().text.endswith("['a']")
+
+
+def _cond_tool(name: str) -> Tool[None, None]:
+    return Tool[None, None](
+        name=name, description="d", handler=lambda p, *, context: ToolResult.ok(None)
+    )
+
+
+COND = """\
+Intro with ${tool:ls}.
+${if tool:rm}
+- ${tool:rm} removes files ($$1).
+  ${if tool:ls}
+  - nested: ${tool:ls} then ${tool:rm}.
+  ${endif}
+${endif}
+Inline: ${tool:ls}${if tool:rm} and ${tool:rm}${endif}.
+"""
+
+
+def test_text_conditional_on_a_tool_exists_only_with_it() -> None:
+    both = Prompt(
+        ns="t",
+        key="k",
+        sections=[
+            MarkdownSection(
+                title="T", key="t", template=COND, tools=[_cond_tool("ls"), _cond_tool("rm")]
+            )
+        ],
+    ).render()
+    assert both.text.endswith(
+        "Intro with ls.\n- rm removes files ($1).\n  - nested: ls then rm.\nInline: ls and rm."
+    )
+    alone = Prompt(
+        ns="t",
+        key="k",
+        sections=[MarkdownSection(title="T", key="t", template=COND, tools=[_cond_tool("ls")])],
+    ).render()
+    assert alone.text.endswith("Intro with ls.\nInline: ls.")
+    # A tool whose section is disabled counts as absent too (instead of refusing the render).
+    off = Prompt(
+        ns="t",
+        key="k",
+        sections=[
+            MarkdownSection(title="T", key="t", template=COND, tools=[_cond_tool("ls")]),
+            MarkdownSection(
+                title="R", key="r", template="r", tools=[_cond_tool("rm")], enabled=False
+            ),
+        ],
+    ).render()
+    assert "rm" not in off.text
+
+
+@pytest.mark.parametrize(
+    ("template", "match"),
+    [
+        ("a ${endif}", "closes no"),
+        ("${if tool:rm} a", "never closed"),
+        ("${if tool:rm}\n${tool:nope}\n${endif}", "nope"),
+    ],
+)
+def test_conditional_blocks_are_checked(template: str, match: str) -> None:
+    def build() -> None:
+        Prompt(
+            ns="t",
+            key="k",
+            sections=[
+                MarkdownSection(title="T", key="t", template=template, tools=[_cond_tool("rm")])
+            ],
+        ).render()
+
+    with pytest.raises((PromptValidationError, PromptRenderError), match=match):
+        build()

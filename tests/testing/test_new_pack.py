@@ -135,7 +135,7 @@ def test_scaffolded_tests_pass(installed, site, pytester, monkeypatch):
     result = pytester.runpytest_subprocess(
         "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"
     )
-    result.assert_outcomes(passed=11)
+    result.assert_outcomes(passed=12)
 
 
 def test_scaffolded_code_is_ruff_clean(tmp_path):

@@ -84,7 +84,7 @@ def test_scaffolded_pack_tests_pass_in_a_fresh_environment(environment):
     python, project = environment
     done = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], project)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "11 passed" in done.stdout
+    assert "12 passed" in done.stdout
 
 
 def test_haversack_check_passes_with_every_pack(environment):

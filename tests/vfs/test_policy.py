@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 
-from haversack import CallOutcome, ToolInvoked
+from haversack import (
+    CallOutcome,
+    MarkdownSection,
+    Tool,
+    ToolContext,
+    ToolIdentity,
+    ToolInvoked,
+    ToolResult,
+)
 
 from ._workspace import Workspace
 
@@ -94,3 +103,60 @@ def test_policy_governs_prefixed_tools(make_ws: Callable[..., Workspace]) -> Non
     ws.ok("fs_edit_file", path="a.txt", old_string="old", new_string="new")
     assert "fs_read_file" in ws.rendered.text
     assert "${tool:" not in ws.rendered.text
+
+
+@dataclass(frozen=True)
+class _PathArgs:
+    path: str
+
+
+def _user_read_file() -> MarkdownSection[None]:
+    """A section of the user's own code whose ``read_file`` reads nothing of the workspace."""
+
+    def read_file(params: _PathArgs, *, context: ToolContext) -> ToolResult[None]:
+        return ToolResult.ok(None, message=f"(my own notes about {params.path})")
+
+    tool = Tool[_PathArgs, None](name="read_file", description="Read my notes.", handler=read_file)
+    return MarkdownSection[None](title="Mine", key="mine", template="My notes.", tools=[tool])
+
+
+def test_another_contributors_read_file_never_satisfies_the_policy(
+    make_ws: Callable[..., Workspace],
+) -> None:
+    # Issue 26, item 1: vfs prefixed beside the user's own read_file (the case prefixes are for).
+    ws = make_ws({"prefix": "fs_"}, sections=[_user_read_file()])
+    _seed(ws)
+    assert ws.prompt.identity("read_file") == ToolIdentity("your code", "read_file")
+    assert ws.prompt.identity("fs_read_file") == ToolIdentity("vfs", "read_file")
+    ws.ok("read_file", path="a.txt")  # the user's tool: it read nothing of the workspace
+    denied = ws.fail("fs_edit_file", path="a.txt", old_string="old", new_string="new")
+    assert denied.message.startswith("Denied by policy 'vfs-read-before-write'")
+    # Item 2: the denial names the tool the model has to call, after the prefix.
+    assert "call fs_read_file on it first" in denied.message
+    ws.ok("fs_read_file", path="a.txt")
+    ws.ok("fs_edit_file", path="a.txt", old_string="old", new_string="new")
+
+
+def test_messages_name_the_tools_of_the_calling_pack_when_names_clash(
+    make_ws: Callable[..., Workspace],
+) -> None:
+    # Item 2: ToolContext.tool_name picked the first tool of that original name (the user's).
+    ws = make_ws({"prefix": "fs_"}, sections=[_user_read_file()])
+    _seed(ws)
+    refused = ws.fail("fs_write_file", path="a.txt", content="x")
+    assert "call fs_read_file and then fs_edit_file" in refused.message
+    assert "read_file" not in refused.message.replace("fs_read_file", "")
+
+
+def test_excluding_rm_takes_its_sentences_and_hints_with_it(
+    make_ws: Callable[..., Workspace],
+) -> None:
+    # Issue 26, item 4: exclude_tools = ["rm"] was refused (the text named ${tool:rm}).
+    ws = make_ws({"exclude_tools": ["rm"]})
+    assert "rm" not in {t.name for t in ws.rendered.tools}
+    assert "removes a file" not in ws.rendered.text
+    assert "read_file" in ws.rendered.text  # the other tools keep theirs
+    _seed(ws)
+    refused = ws.fail("write_file", path="a.txt", content="x")
+    assert "call read_file and then edit_file" in refused.message
+    assert " rm" not in refused.message

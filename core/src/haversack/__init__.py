@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ._events import ToolInvoked as ToolInvoked
     from ._events import ToolLog as ToolLog
     from ._executor import ToolExecutor as ToolExecutor
+    from ._identity import ToolIdentity as ToolIdentity
     from ._interrupt import check_cancelled as check_cancelled
     from ._interrupt import uninterruptible as uninterruptible
     from ._json_params import JsonArguments as JsonArguments
@@ -161,6 +162,7 @@ _EXPORTS: dict[str, str] = {
     "ToolHandler": "._tool",
     "ToolInvoked": "._events",
     "ToolLog": "._events",
+    "ToolIdentity": "._identity",
     "ToolPolicy": "._policy",
     "ToolResult": "._result",
     "ToolValidationError": ".errors",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -70,19 +71,35 @@ class Approval:
 
     Build one with :meth:`approve`, :meth:`deny` or :meth:`edit` (or the same methods of
     the pending call). An approval that carries ``arguments_hash`` covers exactly those
-    arguments: if the pending call's arguments differ, the approval is void and the call is
-    refused.
+    arguments, one that names a ``call_id`` exactly that held call, one that names a
+    ``tool_name`` exactly that tool: if the pending call differs in any of them, the
+    approval is void and the call is refused. The methods of :class:`PendingApproval` fill
+    all three in, so the approval of ``read_file(x)`` never runs a held ``rm(x)``.
     """
 
     verdict: ApprovalVerdict
     reason: str = ""
     arguments: Arguments = None
     arguments_hash: str | None = None
+    call_id: str | None = None
+    tool_name: str | None = None
 
     @classmethod
-    def approve(cls, arguments_hash: str | None = None) -> Approval:
-        """Run the call as the model made it (only with this hash, when one is given)."""
-        return cls(ApprovalVerdict.APPROVE, arguments_hash=arguments_hash)
+    def approve(
+        cls,
+        arguments_hash: str | None = None,
+        *,
+        call_id: str | None = None,
+        tool_name: str | None = None,
+    ) -> Approval:
+        """Run the call as the model made it (only with this hash, call id and tool, when
+        given)."""
+        return cls(
+            ApprovalVerdict.APPROVE,
+            arguments_hash=arguments_hash,
+            call_id=call_id,
+            tool_name=tool_name,
+        )
 
     @classmethod
     def deny(cls, reason: str) -> Approval:
@@ -114,16 +131,20 @@ class PendingApproval:
     reason: str
 
     def approve(self) -> Approval:
-        """An approval of exactly these arguments."""
-        return Approval.approve(self.arguments_hash)
+        """An approval of exactly this call: its id, its tool and these arguments."""
+        return Approval.approve(self.arguments_hash, call_id=self.call_id, tool_name=self.tool_name)
 
     def deny(self, reason: str) -> Approval:
         """A denial; ``reason`` is what the model is told."""
-        return Approval.deny(reason)
+        return dataclasses.replace(
+            Approval.deny(reason), call_id=self.call_id, tool_name=self.tool_name
+        )
 
     def edit(self, arguments: Arguments) -> Approval:
-        """Run with ``arguments`` instead."""
-        return Approval.edit(arguments)
+        """Run this call (this id, this tool) with ``arguments`` instead."""
+        return dataclasses.replace(
+            Approval.edit(arguments), call_id=self.call_id, tool_name=self.tool_name
+        )
 
     def render(self) -> str:
         """One line for a human: the tool, its arguments and why approval is needed."""
@@ -146,8 +167,12 @@ class ApprovalPolicy:
     """Ask a human before tools whose name matches ``tools`` (``fnmatch`` globs), and, with
     ``not_read_only=True``, before every tool not annotated ``read_only``.
 
-    Patterns match the tool's current name or its original name (before a pack's prefix or
-    rename). A call the human approved runs through every other policy as usual.
+    Patterns match the tool's final name (what the model calls it, after a pack's prefix or
+    rename) or its original name (what its pack registered): either spelling asks, the safe
+    direction. Every pattern must match at least one tool the policy governs: one matching
+    nothing is refused when the prompt is built (:class:`~haversack.errors.PromptValidationError`
+    naming the closest tools), never silently left to allow. A call the human approved runs
+    through every other policy as usual.
     """
 
     __slots__ = ("_name", "_not_read_only", "_patterns")
@@ -173,6 +198,11 @@ class ApprovalPolicy:
     def name(self) -> str:
         """The policy's name, unique within a prompt."""
         return self._name
+
+    def tool_patterns(self) -> tuple[str, ...]:
+        """The globs this policy names tools by: each must match a tool, or the prompt is
+        refused (see :class:`~haversack.ToolPolicy`)."""
+        return self._patterns
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
         """Ask when the tool matches a pattern, or mutates and ``not_read_only`` is set."""

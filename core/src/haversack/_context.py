@@ -9,6 +9,7 @@ from .filesystem._protocol import Filesystem
 
 if TYPE_CHECKING:
     from ._deadline import Deadline
+    from ._identity import ToolIdentity
     from ._prompt import Prompt, RenderedPrompt
     from ._session import Session
     from ._tool import Tool
@@ -44,19 +45,51 @@ class ToolContext:
     tool: Tool[Any, Any] | None = None
     call_id: str | None = None
 
-    def tool_name(self, original: str) -> str:
-        """The name that the tool originally called ``original`` has in the prompt being run.
+    @property
+    def identity(self) -> ToolIdentity | None:
+        """Who contributed the tool being called and what it originally called it (``None``
+        outside a call): unambiguous whatever prefixes, renames and clashes the prompt has."""
+        tool = self.tool
+        return None if tool is None else self.prompt.identity(tool.name)
 
-        A composed pack may be prefixed or renamed, so a message naming another tool of the
-        same pack asks here instead of spelling the original name. Unknown names come back
-        unchanged. Only messages need names, so nothing is cached.
+    @property
+    def name(self) -> str | None:
+        """The final name of the tool being called (the model's name for it), or ``None``."""
+        tool = self.tool
+        return None if tool is None else tool.name
+
+    def tool_name(self, original: str) -> str:
+        """The name the model knows the tool originally called ``original`` by.
+
+        The tool is the one of the same contributor as the tool being called (a pack naming
+        its own tools in a message); outside a call, or when that contributor has none, the
+        only tool of the prompt originally called so. A composed pack may be prefixed or
+        renamed, so a message naming another tool of its pack asks here instead of spelling
+        the original name. Unknown or ambiguous names come back unchanged.
         """
+        from ._identity import ToolIdentity, resolve_name
+
+        prompt = self.prompt
+        mine = self.identity
+        if mine is not None:
+            found = prompt.tool_named(ToolIdentity(mine.contributor, original))
+            if found is not None:
+                return found
         rendered = self.rendered_prompt
-        tools = rendered.tools if rendered is not None else self.prompt.tools
-        for candidate in tools:
-            if candidate.original_name == original:
-                return candidate.name
-        return original
+        tools = rendered.tools if rendered is not None else prompt.tools
+        names = resolve_name(original, {t.name: t for t in tools})
+        return next(iter(names)) if len(names) == 1 else original
+
+    def offers(self, original: str) -> bool:
+        """Whether the prompt has the tool originally called ``original`` (of the calling
+        tool's contributor): a message mentions a tool only while it exists (a pack's
+        ``exclude_tools`` may have removed it)."""
+        from ._identity import ToolIdentity
+
+        mine = self.identity
+        if mine is not None:
+            return self.prompt.tool_named(ToolIdentity(mine.contributor, original)) is not None
+        return any(t.original_name == original for t in self.prompt.tools)
 
     @property
     def filesystem(self) -> Filesystem:

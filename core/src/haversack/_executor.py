@@ -389,7 +389,17 @@ class ToolExecutor:
         arguments = approval.arguments if verdict is ApprovalVerdict.EDIT else pending.arguments
         call = self._call(name, arguments, call_id)
         call.approved = True
-        if verdict is ApprovalVerdict.DENY:
+        if (approval.call_id is not None and approval.call_id != call_id) or (
+            approval.tool_name is not None and approval.tool_name != name
+        ):
+            # An answer to another held call (another tool, perhaps with the same
+            # arguments) never runs this one.
+            given = f"{approval.tool_name or '?'} (call {approval.call_id or '?'})"
+            message = (
+                f"The call of {name!r} was not run: the approval given was for another call, "
+                f"{given}, so it is void. Call the tool again to ask for a new approval."
+            )
+        elif verdict is ApprovalVerdict.DENY:
             message = f"The call of {name!r} was not approved: {approval.reason}"
         elif (
             verdict is ApprovalVerdict.APPROVE

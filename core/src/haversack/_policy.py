@@ -59,6 +59,12 @@ class ToolPolicy(Protocol):
     successful call of any tool in the prompt, so a policy can track tools of other
     sections. Policies keep their state in ``context.session`` so that a rolled-back call
     leaves no trace in it.
+
+    A policy that names tools by glob patterns may also define ``tool_patterns() ->
+    Iterable[str]`` (as :class:`~haversack.ApprovalPolicy` does): when the prompt is built,
+    each pattern must match the final or original name of a tool the policy may name (every
+    tool for a prompt-wide policy, its contributor's for a section's), else the prompt is
+    refused. A pattern that matches nothing never silently allows.
     """
 
     @property

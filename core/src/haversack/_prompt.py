@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._bindings import ResourceRegistry, as_registry
+from ._identity import YOUR_CODE, ToolIdentity, resolve_name
 from ._policy import ToolPolicy
 from ._rendering import RenderState
 from ._section import Section
 from ._tool import Tool
 from ._tree import build_tree, walk
-from ._validation import validate
+from ._validation import check_patterns, validate
 from .errors import PromptValidationError
 
 __all__ = ["Prompt", "RenderedPrompt"]
@@ -25,7 +26,7 @@ class RenderedPrompt:
 
     Tools are in depth-first declaration order. ``policies`` lists every active policy
     (prompt-wide first, then those of enabled sections); :meth:`policies_for` gives the
-    ones that govern a tool.
+    ones that govern a tool, :meth:`resolve` what a name a policy holds means.
     """
 
     prompt: Prompt
@@ -35,6 +36,13 @@ class RenderedPrompt:
     _by_name: Mapping[str, Tool[Any, Any]] = field(repr=False)
     _governing: Mapping[str, tuple[ToolPolicy, ...]] = field(repr=False)
     _paths: Mapping[str, tuple[str, ...]] = field(repr=False)
+    # (id(policy), name) -> final names; filled on first use, so rendering pays nothing.
+    _resolved: dict[tuple[int, str], frozenset[str]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _scopes: dict[int, dict[str, Tool[Any, Any]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def tool(self, name: str) -> Tool[Any, Any] | None:
         """The tool called ``name``, or ``None``."""
@@ -48,18 +56,82 @@ class RenderedPrompt:
         """Keys from the root to the section declaring tool ``name``."""
         return self._paths.get(name, ())
 
+    def scope(self, policy: ToolPolicy) -> Mapping[str, Tool[Any, Any]]:
+        """The tools ``policy`` may name, by final name: every tool for a prompt-wide policy;
+        for a section's, the tools of the contributors of the sections it governs (a pack's
+        policy sees its own pack's tools, never another contributor's). Empty when the
+        policy is not part of this render."""
+        key = id(policy)
+        found = self._scopes.get(key)
+        if found is None:
+            prompt = self.prompt
+            everything = {t.name: t for t in self.tools}
+            if any(p is policy for p in prompt.policies):
+                found = everything
+            else:
+                owners = {
+                    prompt.contributor(t.name)
+                    for t in self.tools
+                    if any(p is policy for p in self._governing.get(t.name, ()))
+                }
+                found = {n: t for n, t in everything.items() if prompt.contributor(n) in owners}
+            self._scopes[key] = found
+        return found
+
+    def resolve(self, policy: ToolPolicy, name: str) -> frozenset[str]:
+        """The final names of the tools in ``policy``'s :meth:`scope` that its ``name`` means.
+
+        For a pack's section policy ``name`` is an original name (what the pack registered,
+        before a ``prefix`` or ``rename``). For yours (prompt-wide, or on your sections) it is
+        the final name of a tool in scope, or else the original name of every tool in scope
+        registered under it. The answer is fixed per render (cached).
+        """
+        key = (id(policy), name)
+        found = self._resolved.get(key)
+        if found is None:
+            scope = self.scope(policy)
+            if self._packs_policy(policy):
+                # A pack's own policy was written with its tools' registered names: a
+                # rename of another of its tools to that name never stands in for it.
+                found = frozenset(n for n, t in scope.items() if t.original_name == name)
+            else:
+                found = resolve_name(name, scope)
+            self._resolved[key] = found
+        return found
+
+    def _packs_policy(self, policy: ToolPolicy) -> bool:
+        """Whether ``policy`` is attached to sections a pack contributed (not yours)."""
+        prompt = self.prompt
+        if any(p is policy for p in prompt.policies):
+            return False
+        owners = {
+            prompt.contributor(t.name)
+            for t in self.tools
+            if any(p is policy for p in self._governing.get(t.name, ()))
+        }
+        return bool(owners) and YOUR_CODE not in owners
+
+    def identity(self, name: str) -> ToolIdentity | None:
+        """The identity (contributor, original name) of the tool called ``name``, or ``None``."""
+        return self.prompt.identity(name)
+
 
 class Prompt:
     """A namespaced, validated tree of sections.
 
     Construction checks the whole tree: sibling keys are unique, every placeholder is a
     field of its section's params, tool names are unique across the tree, policy names are
-    unique, and every ``${tool:name}`` reference resolves. :meth:`bind` returns a new prompt
+    unique, and every ``${tool:name}`` reference resolves. ``contributors`` maps a top-level
+    section's key to who contributed it (:func:`~haversack.compose` fills it in; a section
+    not in it is ``"your code"``): with each tool's original name, its
+    :class:`~haversack.ToolIdentity`. :meth:`bind` returns a new prompt
     with params and resources attached; :meth:`render` produces a :class:`RenderedPrompt`.
     """
 
     __slots__ = (
         "_bound",
+        "_contributors",
+        "_identities",
         "_nodes",
         "_params_types",
         "_resolved_tools",
@@ -81,6 +153,7 @@ class Prompt:
         sections: Sequence[Section[Any]] = (),
         policies: Sequence[ToolPolicy] = (),
         resources: ResourceRegistry | None = None,
+        contributors: Mapping[str, str] | None = None,
     ) -> None:
         for label, value in (("namespace (ns)", ns), ("key", key)):
             if not isinstance(value, str) or not value.strip() or value != value.strip():
@@ -99,18 +172,54 @@ class Prompt:
                     f"Prompt policies must implement ToolPolicy, got {type(policy).__name__}."
                 )
         self.resources = resources
+        self._contributors: Mapping[str, str] = dict(contributors or {})
+        self._identities: dict[object, Any] | None = None  # built on first use
         self._bound: dict[type, object] = {}
         self._nodes = build_tree(self.sections, ())
         self._params_types = frozenset(
             node.section.params_type for node in walk(self._nodes) if node.section.params_type
         )
-        self._tool_refs, self._resolved_tools = validate(self._nodes, self.policies)
+        self._tool_refs, self._resolved_tools = validate(
+            self._nodes, self.policies, self._contributors
+        )
+        check_patterns(self._nodes, self.policies, self._contributors)
 
     # ------------------------------------------------------------------ queries
     @property
     def tools(self) -> tuple[Tool[Any, Any], ...]:
         """Every tool declared in the tree, enabled or not, depth-first."""
         return tuple(t for node in walk(self._nodes) for t in node.section.tools)
+
+    def identity(self, name: str) -> ToolIdentity | None:
+        """The identity of the tool whose final name is ``name``, or ``None``."""
+        found = self._identity_table().get(name)
+        return found if isinstance(found, ToolIdentity) else None
+
+    def contributor(self, name: str) -> str | None:
+        """Who contributed the tool whose final name is ``name`` (``None`` if none is)."""
+        identity = self.identity(name)
+        return None if identity is None else identity.contributor
+
+    def tool_named(self, identity: ToolIdentity) -> str | None:
+        """The final name of the tool with ``identity``, or ``None`` if the prompt has none."""
+        found = self._identity_table().get(identity)
+        return found if isinstance(found, str) else None
+
+    def _identity_table(self) -> dict[object, Any]:
+        # One dict both ways (final name -> identity, identity -> final name), built lazily:
+        # composing and rendering never pay for it, only the first call that asks.
+        table = self._identities
+        if table is None:
+            table = {}
+            owners = self._contributors
+            for node in walk(self._nodes):
+                contributor = owners.get(node.path[0], YOUR_CODE)
+                for item in node.section.tools:
+                    identity = ToolIdentity(contributor, item.original_name)
+                    table[item.name] = identity
+                    table.setdefault(identity, item.name)
+            self._identities = table
+        return table
 
     @property
     def params_types(self) -> frozenset[type]:
@@ -181,7 +290,7 @@ class Prompt:
         for policy in self.policies:
             state.policies.append(policy)
         state.render_level(self._nodes, depth=0, prefix="", governing=self.policies)
-        state.check_references()
+        state.finish()
         return RenderedPrompt(
             prompt=self,
             text="\n\n".join(state.blocks),

@@ -30,8 +30,12 @@ def _names(names: Iterable[str], what: str) -> frozenset[str]:
 class ReadBeforeWritePolicy:
     """Deny overwriting or editing an existing file the session has not read.
 
-    ``read_tools`` and ``write_tools`` are the (original) names of the tools that read and
-    write files; they are required, since the core names no pack's tools. New files may always
+    ``read_tools`` and ``write_tools`` name the tools that read and write files; they are
+    required, since the core names no pack's tools. Names resolve within the policy's
+    :meth:`~haversack.RenderedPrompt.scope` (for a section's policy, the tools of its own
+    contributor; for a prompt-wide one, every tool): the tool of that final name, else those
+    originally registered under it (before a ``prefix`` or ``rename``). So another
+    contributor's ``read_file`` never counts as a read of a pack's files. New files may always
     be written. A write whose params carry no string path in any of
     ``path_fields`` is denied, since it could be overwriting anything. A successful call of a
     ``read_tools`` tool records its path; so does a successful write (the model knows what it
@@ -62,7 +66,7 @@ class ReadBeforeWritePolicy:
         return self._name
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
-        if not _named(tool, self.write_tools):
+        if not _named(self, tool, self.write_tools, context):
             return PolicyDecision.allow()
         raw = self._raw_path(params)
         if raw is None:
@@ -85,7 +89,7 @@ class ReadBeforeWritePolicy:
             return PolicyDecision.deny(str(exc))
         if not exists or path in policy_values(context.session, self._name):
             return PolicyDecision.allow()
-        readers = " or ".join(sorted(self.read_tools)) or "a read tool"
+        readers = " or ".join(_final_names(self, self.read_tools, context)) or "a read tool"
         return PolicyDecision.deny(
             f"{raw!r} already exists and has not been read in this session; call {readers} "
             f"on it first, then retry {tool.name!r}."
@@ -96,8 +100,9 @@ class ReadBeforeWritePolicy:
     ) -> None:
         if not result.success:
             return
-        names = (tool.name, tool.original_name)  # what _named matches, for both sets at once
-        if self.read_tools.isdisjoint(names) and self.write_tools.isdisjoint(names):
+        if not _named(self, tool, self.read_tools, context) and not _named(
+            self, tool, self.write_tools, context
+        ):
             return
         raw = self._raw_path(params)
         filesystem = context.resources.get_optional(Filesystem)  # type: ignore[type-abstract]
@@ -123,6 +128,23 @@ class ReadBeforeWritePolicy:
         )
 
 
-def _named(tool: Tool[Any, Any], names: frozenset[str]) -> bool:
-    # A pack's prefix or rename changes ``name`` but keeps ``original_name``: match either.
-    return tool.name in names or tool.original_name in names
+def _named(
+    policy: ReadBeforeWritePolicy, tool: Tool[Any, Any], names: frozenset[str], context: ToolContext
+) -> bool:
+    """Whether ``names`` (as the policy holds them) mean ``tool`` within the policy's scope."""
+    rendered = context.rendered_prompt
+    if rendered is None or not rendered.scope(policy):
+        # Asked outside an executor, about a render it is not part of: match names bare.
+        return tool.name in names or tool.original_name in names
+    return any(tool.name in rendered.resolve(policy, name) for name in names)
+
+
+def _final_names(
+    policy: ReadBeforeWritePolicy, names: frozenset[str], context: ToolContext
+) -> list[str]:
+    """What the model calls the tools ``names`` mean, for a message."""
+    rendered = context.rendered_prompt
+    if rendered is None or not rendered.scope(policy):
+        return sorted(names)  # asked outside an executor: nothing to resolve against
+    # Only tools that exist under this composition: a name meaning none is left out.
+    return sorted({final for name in names for final in rendered.resolve(policy, name)})

@@ -21,6 +21,7 @@ _MAX_HEADING_LEVEL = 6
 class RenderState:
     __slots__ = (
         "blocks",
+        "deferred",
         "governing",
         "lookup",
         "paths",
@@ -48,6 +49,33 @@ class RenderState:
         #: Rendered text naming tools with ``${tool:x}``: the section's path, what the names
         #: resolved to, and the tool whose description it is (``None`` for section text).
         self.referring: list[tuple[tuple[str, ...], dict[str, str], str | None]] = []
+        #: Sections with text conditional on tools, rendered once every tool is known:
+        #: (index in blocks, heading, node, params, resolved names).
+        self.deferred: list[tuple[int, str, Node, object, dict[str, str]]] = []
+
+    def finish(self) -> None:
+        """Render the deferred sections, keeping each block whose tools this render offers,
+        then refuse text naming a tool the render does not offer."""
+        for index, heading, node, params, refs in self.deferred:
+            section = node.section
+            optional = section.conditional_tool_references()
+            offered = frozenset(o for o in optional if refs.get(o, "") in self.governing)
+            kept = section.kept_tool_references(offered)
+            missing = sorted(kept - refs.keys())
+            if missing:
+                raise PromptRenderError(
+                    f"Section text kept in this render names ${{tool:{missing[0]}}}, but no "
+                    "tool of the prompt is (or was originally) called that; put the sentence "
+                    f"inside ${{if tool:{missing[0]}}} ... ${{endif}}.",
+                    section_path=node.path,
+                    tool_name=missing[0],
+                )
+            names = {o: refs[o] for o in kept | offered}
+            if names:
+                self.referring.append((node.path, {o: refs[o] for o in kept}, None))
+            body = section.render_body(params, names)
+            self.blocks[index] = f"{heading}\n\n{body}" if body else heading
+        self.check_references()
 
     def check_references(self) -> None:
         """Refuse text that names a tool this render does not offer (its section is off)."""
@@ -91,13 +119,22 @@ class RenderState:
             number += 1
             label = f"{prefix}{number}."
             refs = self.tool_refs.get(node.path)
-            if refs:
-                self.referring.append((node.path, refs, None))
-            body = section.render_body(params, refs or {})
             heading = f"{hashes} {label} {section.title}"
-            self.blocks.append(f"{heading}\n\n{body}" if body else heading)
+            if section.conditional_tool_references():
+                # Which tools exist is known only once every section is walked.
+                self.deferred.append((len(self.blocks), heading, node, params, refs or {}))
+                self.blocks.append(heading)
+            else:
+                if refs:
+                    self.referring.append((node.path, refs, None))
+                body = section.render_body(params, refs or {})
+                self.blocks.append(f"{heading}\n\n{body}" if body else heading)
             rules = governing + section.policies if section.policies else governing
-            self.policies.extend(section.policies)
+            for policy in section.policies:
+                # One policy object may govern several sections (a pack's, over each of its
+                # sections): it is listed once.
+                if not any(policy is p for p in self.policies):
+                    self.policies.append(policy)
             for item in section.tools:
                 resolved = self.resolved_tools.get(item.name)
                 if resolved is not None:

@@ -154,6 +154,16 @@ class Section(Specializable, Generic[ParamsT]):
         """Original tool names the body refers to as ``${tool:name}``."""
         return frozenset()
 
+    def conditional_tool_references(self) -> frozenset[str]:
+        """Original tool names the body names only in text that exists while a tool does
+        (``${if tool:x}`` blocks): they need not exist (none for the base class)."""
+        return frozenset()
+
+    def kept_tool_references(self, offered: frozenset[str]) -> frozenset[str]:
+        """The tool names of the text kept when the tools ``offered`` (original names of
+        the conditional references the render offers) exist."""
+        return self.tool_references()
+
     def render_body(self, params: ParamsT | None, tool_names: dict[str, str]) -> str:
         """The body text under the heading; ``tool_names`` maps referenced names to actual ones."""
         return ""

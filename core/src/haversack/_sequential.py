@@ -21,7 +21,10 @@ class SequentialDependencyPolicy:
 
     ``dependencies`` maps a tool name to the tools that must have succeeded first, e.g.
     ``{"deploy": {"build", "test"}}``. Only successful calls count, and a call that is
-    later rolled back is forgotten with the rest of its effects.
+    later rolled back is forgotten with the rest of its effects. Names resolve within the
+    policy's :meth:`~haversack.RenderedPrompt.scope` (a section's policy: its contributor's
+    tools; a prompt-wide one: every tool): the tool of that final name, else those
+    originally registered under it (before a ``prefix`` or ``rename``).
     """
 
     __slots__ = ("_dependencies", "_name", "_observed")
@@ -47,15 +50,17 @@ class SequentialDependencyPolicy:
         return dict(self._dependencies)
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
-        # A pack's prefix or rename changes tool.name; dependencies may use either spelling.
-        required = self._dependencies.get(tool.name) or self._dependencies.get(tool.original_name)
+        required: set[str] = set()
+        for name, deps in self._dependencies.items():
+            if _means(self, name, tool, context):
+                required |= deps
         if not required:
             return PolicyDecision.allow()
         done = policy_values(context.session, self._name)
         missing = [name for name in required if name not in done]
         if not missing:
             return PolicyDecision.allow()
-        names = ", ".join(sorted(_current_name(context, name) for name in missing))
+        names = ", ".join(sorted(_current_name(self, context, name) for name in missing))
         return PolicyDecision.deny(
             f"{tool.name!r} needs a successful call of {names} first; call "
             f"{'it' if len(missing) == 1 else 'them'}, then retry."
@@ -66,8 +71,9 @@ class SequentialDependencyPolicy:
     ) -> None:
         if not result.success:
             return
-        for name in {tool.name, tool.original_name} & self._observed:
-            add_policy_value(context.session, self._name, name)
+        for name in self._observed:
+            if _means(self, name, tool, context):
+                add_policy_value(context.session, self._name, name)
 
     def __repr__(self) -> str:
         return (
@@ -75,11 +81,20 @@ class SequentialDependencyPolicy:
         )
 
 
-def _current_name(context: ToolContext, name: str) -> str:
+def _means(
+    policy: SequentialDependencyPolicy, name: str, tool: Tool[Any, Any], context: ToolContext
+) -> bool:
+    rendered = context.rendered_prompt
+    if rendered is None or not rendered.scope(policy):
+        # Asked outside an executor, about a render it is not part of: match names bare.
+        return name in (tool.name, tool.original_name)
+    return tool.name in rendered.resolve(policy, name)
+
+
+def _current_name(policy: SequentialDependencyPolicy, context: ToolContext, name: str) -> str:
     """The name the model knows a prerequisite by (it may have been prefixed or renamed)."""
     rendered = context.rendered_prompt
-    if rendered is not None and rendered.tool(name) is None:
-        for candidate in rendered.tools:
-            if candidate.original_name == name:
-                return candidate.name
-    return name
+    if rendered is None or not rendered.scope(policy):
+        return name
+    # A prerequisite this composition does not offer is said so, never named as a tool.
+    return " or ".join(sorted(rendered.resolve(policy, name))) or f"{name!r} (not offered here)"

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
+from ._identity import YOUR_CODE
 from ._names import Claims, in_prompt
 from ._policy import ToolPolicy
 from ._tool import TOOL_REFERENCE, Tool
 from ._tree import Node, walk
 from .errors import PromptValidationError
 
-__all__ = ["ResolvedTool", "validate"]
+__all__ = ["ResolvedTool", "check_patterns", "validate"]
 
 #: A tool whose description names tools, with ``${tool:x}`` filled in, and what each resolved to.
 ResolvedTool = tuple["Tool[Any, Any]", dict[str, str]]
 
 
 def validate(
-    nodes: tuple[Node, ...], prompt_policies: tuple[ToolPolicy, ...]
+    nodes: tuple[Node, ...],
+    prompt_policies: tuple[ToolPolicy, ...],
+    owners: Mapping[str, str] | None = None,
 ) -> tuple[dict[tuple[str, ...], dict[str, str]], dict[str, ResolvedTool]]:
     """Check the whole tree.
 
@@ -35,16 +39,36 @@ def validate(
             tool_name=claim.name if claim.kind == "tool" else None,
         )
     originals: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    owners = owners or {}
     for node in walk(nodes):
         _check_placeholders(node)
         for item in node.section.tools:
             originals.setdefault(item.original_name, []).append((node.path, item.name))
+
+    def own(owner: str, ref: str) -> list[tuple[tuple[str, ...], str]]:
+        # A contributor's text means its own tools: filtered per reference, not per tool, so
+        # a prompt of a thousand tools pays nothing for it.
+        return [c for c in originals.get(ref, ()) if owners.get(c[0][0], YOUR_CODE) == owner]
+
     resolved: dict[tuple[str, ...], dict[str, str]] = {}
     described: dict[str, ResolvedTool] = {}
     for node in walk(nodes):
         refs = node.section.tool_references()
-        if refs:
-            resolved[node.path] = {ref: _resolve_tool(ref, node.path, originals) for ref in refs}
+        optional = node.section.conditional_tool_references()
+        if refs or optional:
+            owner = owners.get(node.path[0], YOUR_CODE)
+            names = {}
+            for ref in refs:
+                mine = own(owner, ref)
+                names[ref] = _resolve_tool(ref, node.path, {ref: mine} if mine else originals)
+            for ref in optional:
+                # Text that exists only with a tool is about its contributor's own tool:
+                # another contributor's tool of that name (the own one excluded) never
+                # stands in for it. Absent is fine.
+                mine = own(owner, ref)
+                if mine:
+                    names[ref] = _resolve_tool(ref, node.path, {ref: mine})
+            resolved[node.path] = names
         for item in node.section.tools:
             named = item.tool_references()
             if named:
@@ -126,3 +150,61 @@ def _resolve_tool(
         section_path=path,
         tool_name=ref,
     )
+
+
+def check_patterns(
+    nodes: tuple[Node, ...], prompt_policies: tuple[ToolPolicy, ...], owners: Mapping[str, str]
+) -> None:
+    """Refuse a policy whose ``tool_patterns()`` has a glob matching no tool it may name.
+
+    Fail closed: an approval pattern that matches nothing (a typo, a tool removed or
+    renamed) would let the tool it meant run unasked. A prompt-wide policy may name every
+    tool; a section's, the tools of its section's contributor (``owners``: top-level key ->
+    contributor). A glob matches a tool's final or original name.
+    """
+    from fnmatch import fnmatchcase
+
+    if not any(hasattr(p, "tool_patterns") for p in prompt_policies) and not any(
+        hasattr(p, "tool_patterns") for node in walk(nodes) for p in node.section.policies
+    ):
+        return  # the common case: nothing to check, no table built
+    by_owner: dict[str, list[Tool[Any, Any]]] = {}
+    attached: dict[int, tuple[ToolPolicy, set[str]]] = {}
+    for node in walk(nodes):
+        owner = owners.get(node.path[0], YOUR_CODE)
+        by_owner.setdefault(owner, []).extend(node.section.tools)
+        for policy in node.section.policies:
+            attached.setdefault(id(policy), (policy, set()))[1].add(owner)
+    everything = [t for tools in by_owner.values() for t in tools]
+    scoped = [(p, everything) for p in prompt_policies]
+    for policy, policy_owners in attached.values():
+        scoped.append((policy, [t for o in sorted(policy_owners) for t in by_owner.get(o, [])]))
+    for policy, tools in scoped:
+        patterns = getattr(policy, "tool_patterns", None)
+        if patterns is None:
+            continue
+        for pattern in patterns():
+            if any(
+                fnmatchcase(t.name, pattern) or fnmatchcase(t.original_name, pattern) for t in tools
+            ):
+                continue
+            raise PromptValidationError(
+                f"Policy {policy.name!r} names tools by {pattern!r}, which matches none of the "
+                f"tools it governs{_closest(pattern, tools)}, so it would never apply. Fix the "
+                "pattern, or remove it (patterns match a tool's final name, after a pack's "
+                "prefix or rename, or its original name).",
+                tool_name=pattern,
+            )
+
+
+def _closest(pattern: str, tools: list[Tool[Any, Any]]) -> str:
+    import difflib  # only for a message
+
+    names = sorted({t.name for t in tools} | {t.original_name for t in tools})
+    if not names:
+        return " (it governs no tool)"
+    close = difflib.get_close_matches(pattern, names, n=3, cutoff=0.4)
+    if close:
+        return " (closest: " + ", ".join(close) + ")"
+    shown = ", ".join(names[:10]) + (f", ... ({len(names)} in all)" if len(names) > 10 else "")
+    return f" (its tools: {shown})"

@@ -198,12 +198,18 @@ class PackLoader:
         raise_conflicts(report)
         sections: list[Section[Any]] = []
         policies: list[ToolPolicy] = []
+        contributors: dict[str, str] = {}
         for c in self.contributions:
-            sections.extend(c.sections)
+            own = list(c.sections)
             if c.tools:
                 loose = loose_section_key(c.name)
-                sections.append(Section(title=f"Tools from {c.name}", key=loose, tools=c.tools))
+                own.append(Section(title=f"Tools from {c.name}", key=loose, tools=c.tools))
+            # Registered policies are prompt-wide by contract (hookspecs): they govern, and
+            # observe, every tool. A pack's section policies govern its own tools only.
             policies.extend(c.policies)
+            for section in own:
+                contributors[section.key] = c.name
+            sections.extend(own)
         try:
             return Prompt(
                 ns=ns,
@@ -211,6 +217,7 @@ class PackLoader:
                 sections=sections,
                 policies=policies,
                 resources=ResourceRegistry.of(*self.bindings),
+                contributors=contributors,
             )
         except PromptValidationError as exc:
             removed = self.removed.get(exc.tool_name or "")

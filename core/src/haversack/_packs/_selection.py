@@ -37,6 +37,8 @@ class Selection:
     allow: tuple[str, ...] | None = None
     allow_source: str = ""
     deny: tuple[str, ...] = ()
+    #: Where each denylist entry came from, in ``deny`` order (for messages).
+    deny_sources: tuple[str, ...] = ()
 
     @classmethod
     def resolve(
@@ -63,8 +65,14 @@ class Selection:
             allow, source = tuple(file_packs), file_label
         if isinstance(exclude, str):
             exclude = _split(exclude)
-        deny = (*exclude, *_split(env.get(ENV_DENY, "")), *file_disable)
-        return cls(allow, source, tuple(deny))
+        sources = (
+            (tuple(exclude), "exclude= (--disable)"),
+            (_split(env.get(ENV_DENY, "")), ENV_DENY),
+            (tuple(file_disable), f"{file_label} disable"),
+        )
+        deny = tuple(name for names, _ in sources for name in names)
+        where = tuple(label for names, label in sources for _ in names)
+        return cls(allow, source, deny, where)
 
     def why_not(self, candidate: Candidate) -> str:
         """Why ``candidate`` is left out, or ``""`` when it is selected."""
@@ -81,18 +89,30 @@ class Selection:
         return f"not in the allowlist from {self.allow_source}"
 
     def unknown(self, candidates: Sequence[Candidate]) -> list[str]:
-        """Allowlisted names that match no installed pack (each a problem sentence)."""
-        if not self.allow:
-            return []
+        """Allow- and denylisted names that match no installed pack (each a problem
+        sentence): a misspelt deny entry would otherwise silently leave the pack on."""
         known = {c.name for c in candidates} | {normalize(c.distribution) for c in candidates}
-        missing = [a for a in self.allow if a not in known and normalize(a) not in known]
         installed = ", ".join(sorted({c.name for c in candidates})) or "none"
-        return [
+
+        def missing(name: str) -> bool:
+            return name not in known and normalize(name) not in known
+
+        found = [
             f"{self.allow_source} names {name!r}, but no installed pack or distribution is "
             f"called that{closest(name, known)} (installed packs: {installed}); install it or "
             "fix the spelling."
-            for name in missing
+            for name in self.allow or ()
+            if missing(name)
         ]
+        sources = self.deny_sources or ("the denylist",) * len(self.deny)
+        found += [
+            f"{source} names {name!r} to disable, but no installed pack or distribution is "
+            f"called that{closest(name, known)} (installed packs: {installed}), so it would "
+            "disable nothing; fix the spelling or remove it."
+            for name, source in zip(self.deny, sources, strict=False)
+            if name != "*" and missing(name)
+        ]
+        return found
 
     def names(self, candidate: Candidate) -> bool:
         """Whether the allowlist names ``candidate`` (by pack or distribution name)."""

@@ -45,10 +45,15 @@ def _template(cfg: SandboxConfig) -> str:
     root = "a read-only root filesystem" if cfg.read_only else "a writable root filesystem"
     return "\n".join(
         [
-            "You can run commands in an isolated Linux sandbox container with "
-            "${tool:shell_execute} (a `/bin/sh -c` command line; busybox tools) and Python "
-            "programs with ${tool:evaluate_python} (python3, standard library only).",
+            "You can run code in an isolated Linux sandbox container.",
             "",
+            # Each tool's sentence exists only while it does (exclude_tools works).
+            "${if tool:shell_execute}",
+            "- ${tool:shell_execute} runs a `/bin/sh -c` command line (busybox tools).",
+            "${endif}",
+            "${if tool:evaluate_python}",
+            "- ${tool:evaluate_python} runs a Python program (python3, standard library only).",
+            "${endif}",
             "- `/workspace` in the container is the same workspace the file tools edit: a "
             "file written with the file tools is there for the shell, and files commands "
             "create are visible to the file tools. Commands start in `/workspace`.",

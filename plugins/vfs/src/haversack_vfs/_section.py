@@ -43,23 +43,41 @@ def _template(cfg: VfsConfig) -> str:
         "that root: `src/app.py` and `/workspace/src/app.py` are the same file. Paths cannot "
         "leave the workspace (`..` is refused).",
         "",
-        "- Explore with ${tool:ls} and ${tool:glob} (`**` spans any number of directories, "
-        "so `**/*.py` also finds top-level files); search contents with ${tool:grep} "
-        "(regular expressions, RE2 syntax).",
+        # Each tool's sentences exist only while it does (exclude_tools = ["rm"] works).
+        "${if tool:ls}",
+        "- List a directory with ${tool:ls}.",
+        "${endif}",
+        "${if tool:glob}",
+        "- Find files with ${tool:glob} (`**` spans any number of directories, so `**/*.py` "
+        "also finds top-level files).",
+        "${endif}",
+        "${if tool:grep}",
+        "- Search contents with ${tool:grep} (regular expressions, RE2 syntax).",
+        "${endif}",
+        "${if tool:read_file}",
         "- ${tool:read_file} shows numbered lines as `<number><tab><text>`; the number and "
         "the tab are not part of the file. `\\ No newline at end of file` and line-ending "
         "notes describe the file's exact bytes.",
-        "- ${tool:write_file} only creates new files. Change an existing file with "
-        "${tool:edit_file}: old_string must be copied exactly (whitespace and line endings "
-        "included) and match once, unless replace_all is true.",
+        "${endif}",
+        "${if tool:write_file}",
+        "- ${tool:write_file} only creates new files.",
+        "${endif}",
+        "${if tool:edit_file}",
+        "- Change an existing file with ${tool:edit_file}: old_string must be copied exactly "
+        "(whitespace and line endings included) and match once, unless replace_all is true.",
+        "${endif}",
+        "${if tool:rm}",
         "- ${tool:rm} removes a file or a whole directory tree.",
+        "${endif}",
         "- Content is stored exactly as you write it: nothing is added, stripped or converted.",
     ]
     if cfg.read_before_write:
-        lines.append(
+        lines += [
+            "${if tool:read_file}${if tool:edit_file}",
             "- Read a file with ${tool:read_file} before editing it; editing a file you "
-            "have not read (or created) in this session is refused."
-        )
+            "have not read (or created) in this session is refused.",
+            "${endif}${endif}",
+        ]
     lines.append(
         f"- Limits: {_size(cfg.max_write_bytes)} per write or edit, "
         f"{cfg.max_read_lines} lines or {_size(cfg.max_read_bytes)} per read (page with "

@@ -231,10 +231,15 @@ class _VfsTools:
                     path=p,
                 )
             read, edit, rm = (context.tool_name(n) for n in ("read_file", "edit_file", "rm"))
+            # Name only the tools this composition offers (exclude_tools may drop any).
+            hints = []
+            if context.offers("read_file") and context.offers("edit_file"):
+                hints.append(f"To change it, call {read} and then {edit}.")
+            if context.offers("rm"):
+                hints.append(f"To replace it entirely, call {rm} first.")
             raise PathExistsError(
                 f"{shown} already exists and {context.tool_name('write_file')} only creates new "
-                f"files. To change it, call {read} and then {edit}; to replace it entirely, "
-                f"call {rm} first.",
+                f"files. {' '.join(hints) or 'Choose a new path.'}",
                 path=p,
             )
         written = fs.write(p, params.content, mode="create")

@@ -1,0 +1,243 @@
+"""Tool identity across composition: random compositions of contributors whose tools share
+original names, under prefixes, renames and filters (issue 26).
+
+Each case builds a prompt the way ``compose`` does (one top-level section per contributor,
+``contributors=`` naming who contributed it, removed tools left out of the section while its
+text still mentions them inside ``${if tool:x}`` blocks) and checks that: each contributor's
+``edit_file`` is unlocked only by its own ``read_file`` (a section policy never grants on
+another contributor's tool); every tool the rendered text or a denial names exists under the
+composition and belongs to the contributor whose text names it; ``ToolContext.identity`` and
+``tool_name`` answer for the calling tool's own contributor; and a prompt-wide approval
+pattern matching no tool is refused, one that matches is accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from haversack import (
+    ApprovalPolicy,
+    MarkdownSection,
+    Prompt,
+    SequentialDependencyPolicy,
+    Session,
+    Tool,
+    ToolContext,
+    ToolExecutor,
+    ToolIdentity,
+    ToolResult,
+    compose,
+)
+from haversack.errors import PromptValidationError
+
+from ._harness import budget
+
+POOL = ("read_file", "edit_file", "rm", "ls")
+CONTRIBUTORS = ("your code", "pa", "pb")
+KEYS = {"your code": "yours", "pa": "pa", "pb": "pb"}
+PREFIXES = ("", "x_", "y_")
+RENAMES = ("read_file", "edit_file", "rm", "ls", "r1", "e1")
+
+contributor_plan = st.fixed_dictionaries(
+    {
+        "originals": st.sets(st.sampled_from(POOL), min_size=1),
+        "prefix": st.sampled_from(PREFIXES),
+        "rename": st.dictionaries(st.sampled_from(POOL), st.sampled_from(RENAMES), max_size=2),
+        "excluded": st.sets(st.sampled_from(POOL), max_size=2),
+    }
+)
+compositions = st.lists(contributor_plan, min_size=2, max_size=3)
+calls = st.lists(st.tuples(st.integers(0, 2), st.sampled_from(POOL)), max_size=12)
+patterns = st.lists(
+    st.sampled_from((*POOL, "x_*", "y_*", "r1", "e1", "wipe_everything", "rm*", "zz_*")),
+    min_size=1,
+    max_size=3,
+)
+
+
+def _handler(params: None, *, context: ToolContext) -> ToolResult[Any]:
+    # Reports who it is and what it calls its own read_file: the identity checks read it back.
+    identity = context.identity
+    assert identity is not None
+    return ToolResult.ok(
+        None,
+        message=f"{identity.contributor}|{identity.original_name}|{context.name}|"
+        f"{context.tool_name('read_file')}",
+    )
+
+
+def _build(plan: list[dict[str, Any]]) -> tuple[list[MarkdownSection[None]], dict, dict]:
+    """Sections, ``contributors=`` and {(contributor, original): final name} of the kept tools."""
+    sections = []
+    owners: dict[str, str] = {}
+    finals: dict[tuple[str, str], str] = {}
+    for who, spec in zip(CONTRIBUTORS, plan, strict=False):
+        key = KEYS[who]
+        if who == "your code":  # compose prefixes, renames and filters packs only
+            spec = {**spec, "prefix": "", "rename": {}, "excluded": set()}
+        owners[key] = who
+        tools = []
+        for original in sorted(spec["originals"] - spec["excluded"]):
+            final = spec["rename"].get(original) or spec["prefix"] + original
+            finals[(who, original)] = final
+            tools.append(
+                Tool[None, None](
+                    name=final, description="d", handler=_handler, original_name=original
+                )
+            )
+        template = "\n".join(
+            f"${{if tool:{o}}}\n- use ${{tool:{o}}} of {key}\n${{endif}}"
+            for o in sorted(spec["originals"])
+        )
+        sections.append(
+            MarkdownSection[None](
+                title=who,
+                key=key,
+                template=f"Tools of {key}.\n{template}",
+                tools=tools,
+                policies=[
+                    SequentialDependencyPolicy({"edit_file": {"read_file"}}, name=f"seq-{key}")
+                ],
+            )
+        )
+    return sections, owners, finals
+
+
+def test_random_compositions_keep_every_tool_to_its_identity(figure) -> None:
+    fig = figure("tool-identity", "random compositions")
+
+    @settings(
+        max_examples=budget(60, 1500),
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(plan=compositions, script=calls, asked=patterns)
+    def case(plan: list[dict[str, Any]], script: list[tuple[int, str]], asked: list[str]) -> None:
+        sections, owners, finals = _build(plan)
+        names = list(finals.values())
+        if len(set(names)) != len(names):
+            return  # a name clash: compose refuses it (tested elsewhere)
+        fig.case()
+        where = f"plan={plan!r}"
+        try:
+            prompt = Prompt(ns="t", key="k", sections=sections, contributors=owners)
+        except Exception as exc:
+            fig.problem(f"{where}: composing raised {type(exc).__name__}: {exc}")
+            return
+        rendered = prompt.render()
+        # 1. The text names exactly the kept tools, each in its own contributor's text.
+        mentioned = re.findall(r"^- use (\S+) of (\S+)$", rendered.text, re.MULTILINE)
+        expected = sorted((final, KEYS[who]) for (who, _), final in finals.items())
+        fig.check(
+            sorted(mentioned) == expected,
+            f"{where}: text names {sorted(mentioned)}, the composition has {expected}",
+        )
+        fig.check("${" not in rendered.text, f"{where}: a marker survived rendering")
+        # 2. Identities, both ways.
+        for (who, original), final in finals.items():
+            fig.check(
+                prompt.identity(final) == ToolIdentity(who, original)
+                and prompt.tool_named(ToolIdentity(who, original)) == final,
+                f"{where}: identity of {final!r} is {prompt.identity(final)}",
+            )
+        # 3. Policies grant only on their own contributor's tools.
+        executor = ToolExecutor(rendered, session=Session())
+        unlocked: set[str] = set()
+        for index, original in script:
+            who = CONTRIBUTORS[index % len(plan)]
+            final = finals.get((who, original))
+            if final is None:
+                continue
+            result = executor.execute(final)
+            if original == "edit_file":
+                allowed = who in unlocked
+                fig.check(
+                    result.success == allowed,
+                    f"{where}: {who}'s edit_file {'denied' if allowed else 'ran'} after "
+                    f"reads by {sorted(unlocked)}",
+                )
+                if not result.success:
+                    own_read = finals.get((who, "read_file"))
+                    said = re.search(r"successful call of (.+) first", result.message)
+                    named = said.group(1) if said else ""
+                    fig.check(
+                        named == (own_read or "'read_file' (not offered here)"),
+                        f"{where}: {who}'s denial names {named!r}, its read_file is {own_read}",
+                    )
+            if result.success:
+                contributor, identity_original, name, own_read = result.message.split("|")
+                fig.check(
+                    (contributor, identity_original, name) == (who, original, final),
+                    f"{where}: {final!r} saw itself as {result.message}",
+                )
+                wanted = finals.get((who, "read_file"))
+                fig.check(
+                    wanted is None or own_read == wanted,
+                    f"{where}: {final!r}'s tool_name('read_file') is {own_read}, not {wanted}",
+                )
+                if original == "read_file":
+                    unlocked.add(who)
+        executor.close()
+        # 4. An approval pattern that matches no tool is refused; one that does is accepted.
+        every = [(final, original) for (_, original), final in finals.items()]
+        dead = [
+            p for p in asked if not any(fnmatchcase(f, p) or fnmatchcase(o, p) for f, o in every)
+        ]
+        try:
+            Prompt(
+                ns="t",
+                key="k",
+                sections=sections,
+                contributors=owners,
+                policies=[ApprovalPolicy(asked)],
+            )
+            fig.check(not dead, f"{where}: patterns {dead} match nothing but were accepted")
+        except PromptValidationError as exc:
+            fig.check(
+                bool(dead) and repr(dead[0]) in str(exc),
+                f"{where}: patterns {asked} refused ({exc}); dead ones: {dead}",
+            )
+
+    case()
+    fig.assert_clean()
+
+
+@pytest.mark.parametrize(
+    ("pack", "excluded", "gone"),
+    [
+        ("vfs", ["rm"], "removes a file"),
+        ("podman", ["shell_execute"], "/bin/sh -c"),
+        ("planning", ["planning_read_plan"], "shows the plan and its progress"),
+        ("planning", ["planning_add_step", "planning_update_step"], "appends one or more"),
+    ],
+)
+def test_bundled_packs_accept_exclude_tools(
+    pack: str, excluded: list[str], gone: str, tmp_path: Any
+) -> None:
+    # Issue 26, item 4: their instructions named every tool, so excluding any was refused.
+    empty = tmp_path / "haversack.toml"
+    empty.write_text("", encoding="utf-8")
+    whole = compose(ns="t", key="k", packs=[pack], config_file=empty, strict=True).render()
+    assert gone in whole.text
+    rendered = compose(
+        ns="t",
+        key="k",
+        packs=[pack],
+        config={pack: {"exclude_tools": excluded}},
+        config_file=empty,
+        strict=True,
+    ).render()
+    offered = {t.name for t in rendered.tools}
+    assert offered
+    assert not offered & set(excluded)
+    assert gone not in rendered.text
+    assert "${" not in rendered.text
+    for name in excluded:
+        assert name not in rendered.text
