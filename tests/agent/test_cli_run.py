@@ -184,7 +184,7 @@ def test_the_turn_cap_exits_1(tmp_path):
 
 def test_a_missing_key_is_a_precise_error(tmp_path):
     done = haversack(["go", "-p", "planning", "-m", "anthropic:claude-x"], env=_env(), cwd=tmp_path)
-    assert done.returncode == 2
+    assert done.returncode == 3  # the provider cannot be used (docs/agents.md, exit statuses)
     assert done.stderr.splitlines() == [
         "haversack: error: No API key for the anthropic provider: set the environment "
         "variable ANTHROPIC_API_KEY (or pass api_key=...).",
@@ -210,7 +210,7 @@ def test_a_failed_request_still_writes_the_transcript(tmp_path):
             env=_env(OPENAI_API_KEY="sk-test"),
             cwd=tmp_path,
         )
-    assert done.returncode == 2
+    assert done.returncode == 3
     assert "script is exhausted" in done.stderr
     records = _records(transcript)
     assert [r["type"] for r in records] == ["turn", "tool", "end"]
