@@ -117,8 +117,11 @@ def _ask_on_a_terminal(tmp_path, answer: bytes):
         os.close(slave)
         os.close(master)
     assert done.returncode == 0, done.stderr
-    assert "? planning_setup_plan(" in done.stdout
-    assert "needs approval: 'planning_setup_plan' matches 'planning_setup_*'" in done.stdout
+    assert (
+        "? planning_setup_plan needs approval: 'planning_setup_plan' matches 'planning_setup_*'\n"
+        "  arguments (44 characters, shown whole):\n"
+        '{"objective": "ship it", "steps": ["build"]}\n'
+    ) in done.stdout
     assert "run it? [y]es / [n]o / [e]dit arguments:" in done.stdout
     return fake.requests[1].tool_results["c1"], _records(transcript)
 

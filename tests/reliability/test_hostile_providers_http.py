@@ -300,3 +300,59 @@ def test_haversack_run_ends_with_a_documented_exit_status(
     fig.check(len(errors) == 1, f"not one error line: {done.stderr}")
     fig.check('"stop_reason": "error"' in transcript.read_text(), "no end record")
     fig.assert_clean()
+
+
+#: What a hostile model or tool result may try on a terminal: an OSC 52 clipboard write, a
+#: clear screen, concealed text, a C1 CSI, a carriage return over the line, a bidi override.
+TERMINAL_ATTACKS = (
+    "\x1b]52;c;cm0gLXJmIH4=\x07",
+    "\x1b[2J\x1b[H",
+    "\x1b[8mhidden\x1b[0m",
+    "\x9b31m",
+    "\rOVERWRITTEN",
+    "\u202etxt.exe",
+)
+RAW = ("\x1b", "\x9b", "\x07", "\r", "\u202e")
+
+
+def test_haversack_run_escapes_what_it_prints_and_shows_approvals_whole(
+    tmp_path: Any, figure: Callable[[str, str], Figure]
+) -> None:
+    from haversack.testing import FakeCall, FakeProvider, FakeReply
+
+    fig = figure(AREA, "haversack run: terminal escapes and long approval arguments")
+    hostile = "".join(TERMINAL_ATTACKS)
+    # 300 harmless characters first, then what the person must see before approving.
+    objective = "a" * 300 + " THEN-THE-PART-THAT-MATTERS " + hostile
+    setup = FakeCall("planning_setup_plan", {"objective": objective, "steps": [hostile]}, "c1")
+    script = [FakeReply(f"Text {hostile}", calls=[setup]), FakeReply(f"Done {hostile}")]
+    with FakeProvider(script) as fake:
+        done = _cli(
+            [
+                "-m",
+                "openai:m",
+                "--base-url",
+                fake.openai_base_url,
+                "--ask",
+                "planning_*",
+                "--yes",
+                "--transcript",
+                str(tmp_path / "run.jsonl"),
+            ],
+            tmp_path,
+        )
+    fig.case()
+    fig.check(done.returncode == 0, f"exit {done.returncode}: {done.stderr}")
+    for raw in RAW:
+        fig.case()
+        fig.check(raw not in done.stdout, f"{raw!r} reached the terminal")
+    for shown in ("\\x1b]52;c;", "\\x1b[2J", "\\x9b31m", "\\rOVERWRITTEN", "\\u202etxt.exe"):
+        fig.case()
+        fig.check(shown in done.stdout, f"{shown!r} not shown escaped")
+    prompt = done.stdout[done.stdout.index("? planning_setup_plan") :]
+    fig.case()
+    fig.check(
+        "THEN-THE-PART-THAT-MATTERS" in prompt.split("approved (--yes)")[0],
+        f"the approval prompt cut the arguments: {prompt[:600]!r}",
+    )
+    fig.assert_clean()

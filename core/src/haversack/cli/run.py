@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from haversack.cli._common import KEY, NS, selection_kwargs
+from haversack.cli._terminal import printable
 
 if TYPE_CHECKING:
     from haversack._approval import Approval, PendingApproval
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         error = {"type": "end", "stop_reason": "error", "error": f"{type(exc).__name__}: {exc}"}
         _write(args.transcript, [*out.records, error], out)
         timed_out = isinstance(exc, DeadlineExceededError)
-        print(f"haversack: error: {exc}", file=sys.stderr)
+        print(f"haversack: error: {printable(str(exc))}", file=sys.stderr)
         hint = (
             "raise --timeout (0 for no limit), or check that the provider answers."
             if timed_out
@@ -186,17 +187,18 @@ class _Output:
         )
 
         if isinstance(event, TextDelta):
-            self.stream.write(event.text)
+            self.stream.write(printable(event.text))
             self.stream.flush()
             self._in_text = True
         elif isinstance(event, ToolCallStarted):
-            self.print(f"→ {event.call.name} {_arguments(event.call.arguments)}")
+            name = printable(event.call.name, newlines=False)
+            self.print(f"→ {name} {_arguments(event.call.arguments)}")
         elif isinstance(event, ToolCallFinished):
             mark = "←" if event.result.success else "✗"
             text = event.result.render()
             lines = text.splitlines() or [""]
             more = f"  (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
-            self.print(f"{mark} {_short(lines[0])}{more}")
+            self.print(f"{mark} {_short(printable(lines[0], newlines=False))}{more}")
             self.records.append(
                 {
                     "type": "tool",
@@ -245,7 +247,7 @@ class _Approver:
         self.out = out
 
     def __call__(self, pending: PendingApproval) -> Approval:
-        self.out.print(f"? {pending.render()}")
+        self.out.print(_approval_prompt(pending))
         if self.yes:
             self.out.print("  approved (--yes)")
             return self._decided(pending.approve(), "approve")
@@ -282,12 +284,34 @@ class _Approver:
 
 
 def _arguments(arguments: object) -> str:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-    return _short(text)
+    return _short(printable(_text(arguments), newlines=False))
+
+
+def _text(arguments: object) -> str:
+    if isinstance(arguments, bytes):
+        return arguments.decode(errors="replace")
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, default=repr)
+
+
+def _approval_prompt(pending: PendingApproval) -> str:
+    """The held call for a human: the arguments whole, never cut (a cut could hide the part
+    that matters, after 300 harmless characters), and escaped like everything printed."""
+    text = "" if pending.arguments is None else _text(pending.arguments)
+    name = printable(pending.tool_name, newlines=False)
+    return (
+        f"? {name} needs approval: {printable(pending.reason)}\n"
+        f"  arguments ({len(text)} characters, shown whole):\n"
+        f"{printable(text)}"
+    )
 
 
 def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """A one-line preview; says how much it left out (the approval prompt shows it all)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 3]}... (+{len(text) - limit + 3} characters)"
 
 
 def _end(result: Any) -> dict[str, Any]:
