@@ -356,3 +356,98 @@ def test_haversack_run_escapes_what_it_prints_and_shows_approvals_whole(
         f"the approval prompt cut the arguments: {prompt[:600]!r}",
     )
     fig.assert_clean()
+
+
+@pytest.fixture
+def http_server(tmp_path: Any) -> Iterator[tuple[str, int]]:
+    """``haversack serve --transport http`` on a free port, with 1 s header and body timeouts."""
+    import re
+
+    env = {k: v for k, v in os.environ.items() if k != "HAVERSACK_MCP_TOKEN"}
+    env["HAVERSACK_PACKS"] = ""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "haversack",
+            "serve",
+            "-p",
+            "planning",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--header-timeout",
+            "1",
+            "--body-timeout",
+            "1",
+        ],
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+        text=True,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    match = re.search(r"at http://([\d.]+):(\d+)", line)
+    assert match, f"no address in the server's first line: {line!r}"
+    yield match.group(1), int(match.group(2))
+    proc.terminate()
+    proc.wait(timeout=HANG_S)
+    proc.stderr.close()
+
+
+def _reply(sock: socket.socket) -> bytes:
+    """What the server sends before it closes the connection (``b"hung"`` past the bound)."""
+    sock.settimeout(HANG_S)
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except TimeoutError:
+        return b"hung"
+    except OSError:
+        pass
+    return data
+
+
+INIT_BODY = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": '
+    b'"2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}'
+)
+
+
+def test_slow_http_clients_are_dropped(
+    http_server: tuple[str, int], figure: Callable[[str, str], Figure]
+) -> None:
+    fig = figure(AREA, "haversack serve over HTTP: slowloris headers and bodies")
+    host, port = http_server
+    slow_headers = [socket.create_connection((host, port)) for _ in range(20)]
+    for sock in slow_headers:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nx-slow: ")
+    slow_body = socket.create_connection((host, port))
+    slow_body.sendall(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        b"accept: application/json, text/event-stream\r\ncontent-length: 200\r\n\r\n{"
+    )
+    for sock in slow_headers:
+        fig.case()
+        with sock:
+            answer = _reply(sock)
+        fig.check(answer != b"hung", "a connection sending its headers slowly was kept")
+    fig.case()
+    with slow_body:
+        answer = _reply(slow_body)
+    fig.check(answer.startswith(b"HTTP/1.1 408"), f"slow body: {answer[:200]!r}")
+    fig.check(b"--body-timeout" in answer, f"the refusal names no limit: {answer[:300]!r}")
+    # A real client is still served.
+    fig.case()
+    with socket.create_connection((host, port)) as real:
+        real.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            b"accept: application/json, text/event-stream\r\nconnection: close\r\n"
+            b"content-length: %d\r\n\r\n%s" % (len(INIT_BODY), INIT_BODY)
+        )
+        answer = _reply(real)
+    fig.check(answer.startswith(b"HTTP/1.1 200"), f"the real client: {answer[:300]!r}")
+    fig.assert_clean()

@@ -53,6 +53,11 @@ class HttpSettings:
     token: str | None = None
     allowed_origins: Sequence[str] = ()
     path: str = "/mcp"
+    header_timeout_s: float = 10.0
+    """A connection whose request headers are not all in this long after its first byte
+    (a slowloris client) is closed."""
+    body_timeout_s: float = 30.0
+    """A request whose body is not all in this long after its headers gets 408."""
 
     def __post_init__(self) -> None:
         if self.token is None and not is_loopback(self.host):
@@ -165,20 +170,33 @@ def _guard(app: ASGIApp, settings: HttpSettings) -> ASGIApp:
         if scope.get("method") != "POST":
             await app(scope, receive, send)
             return
+        import anyio
+
         chunks: list[bytes] = []
         size = 0
         more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_FRAME_BYTES:
-                await _respond(send, 413, f"The request body exceeds {MAX_FRAME_BYTES} bytes.")
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
+        # A client that sends its body a byte at a time must not hold the connection.
+        with anyio.move_on_after(settings.body_timeout_s) as waited:
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > MAX_FRAME_BYTES:
+                    await _respond(send, 413, f"The request body exceeds {MAX_FRAME_BYTES} bytes.")
+                    return
+                chunks.append(chunk)
+                more = message.get("more_body", False)
+        if waited.cancelled_caught:
+            await _respond(
+                send,
+                408,
+                f"The request body did not arrive within {settings.body_timeout_s:g} s "
+                "(the server's body timeout, --body-timeout).",
+                [(b"connection", b"close")],
+            )
+            return
         body = b"".join(chunks)
         from mcp.shared.message import SessionMessage
 
@@ -265,7 +283,15 @@ async def serve_http(
     # backlog until uvicorn accepts, instead of being refused.
     sock.listen(2048)
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    from ._slow_clients import header_timeout_protocol
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        http=header_timeout_protocol(settings.header_timeout_s),
+    )
     server = uvicorn.Server(config)
     host = f"[{settings.host.strip('[]')}]" if family == socket.AF_INET6 else settings.host
     print(
