@@ -137,6 +137,23 @@ AREAS: dict[str, tuple[str, str]] = {
         "not committed whose change stayed, a call recorded twice, the call lock left held "
         "or waited on, or a next call on the same executor that does not complete.",
     ),
+    "hostile-peers": (
+        "13. Hostile peers",
+        "Every party Haversack talks to, misbehaving on purpose. Model providers "
+        "(`tests/reliability/test_hostile_providers_http.py`): a real local HTTP server that "
+        "never answers, trickles a stream that never ends, answers 429 with a minute's "
+        "Retry-After, or answers 200 with an HTML page, an empty stream or an empty object, "
+        "driving the real OpenAI and Anthropic SDKs (whole, streamed, async) through "
+        "`Agent.run`/`arun` under a `Deadline`, and `haversack run` (exit status, one error "
+        "line, no traceback); a model and tool text full of terminal escape sequences (OSC "
+        "52, clear screen, conceal, C1 CSI, bidi override) and approval arguments with 300 "
+        "harmless characters first, printed by `haversack run`; slowloris headers and bodies "
+        "against `haversack serve` over HTTP (raw sockets), a real client served after. "
+        "External MCP servers (`tests/reliability/test_hostile_mcp_servers.py`). A failure is "
+        "a run that hangs past the deadline (a 90 s hang bound, not a timing), an error other "
+        "than `DeadlineExceededError`/`ProviderError`, a raw control character on the "
+        "terminal, an approval prompt that cut the arguments, or a slow connection kept.",
+    ),
 }
 
 
