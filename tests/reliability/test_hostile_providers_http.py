@@ -381,6 +381,8 @@ def http_server(tmp_path: Any) -> Iterator[tuple[str, int]]:
             "1",
             "--body-timeout",
             "1",
+            "--max-sessions",
+            "3",
         ],
         stderr=subprocess.PIPE,
         env=env,
@@ -450,4 +452,25 @@ def test_slow_http_clients_are_dropped(
         )
         answer = _reply(real)
     fig.check(answer.startswith(b"HTTP/1.1 200"), f"the real client: {answer[:300]!r}")
+    fig.assert_clean()
+
+
+def test_sessions_past_the_limit_are_refused_naming_it(
+    http_server: tuple[str, int], figure: Callable[[str, str], Figure]
+) -> None:
+    fig = figure(AREA, "haversack serve over HTTP: sessions past --max-sessions")
+    host, port = http_server
+    answers = []
+    for _ in range(5):
+        with socket.create_connection((host, port)) as client:
+            client.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                b"accept: application/json, text/event-stream\r\nconnection: close\r\n"
+                b"content-length: %d\r\n\r\n%s" % (len(INIT_BODY), INIT_BODY)
+            )
+            answers.append(_reply(client))
+    statuses = [answer[:12] for answer in answers]
+    fig.case(len(answers))
+    fig.check(statuses == [b"HTTP/1.1 200"] * 3 + [b"HTTP/1.1 503"] * 2, f"{statuses}")
+    fig.check(all(b"--max-sessions" in a for a in answers[3:]), f"unnamed: {answers[3:]!r}")
     fig.assert_clean()

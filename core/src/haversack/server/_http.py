@@ -58,6 +58,11 @@ class HttpSettings:
     (a slowloris client) is closed."""
     body_timeout_s: float = 30.0
     """A request whose body is not all in this long after its headers gets 408."""
+    max_sessions: int = 64
+    """MCP sessions open at once; a request that would open another gets 503 naming the
+    limit (each session holds its own resources: a workspace, a sandbox, MCP servers)."""
+    session_idle_timeout_s: float = 1800.0
+    """An MCP session with no request for this long is closed with its resources."""
 
     def __post_init__(self) -> None:
         if self.token is None and not is_loopback(self.host):
@@ -215,9 +220,36 @@ def _guard(app: ASGIApp, settings: HttpSettings) -> ASGIApp:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await app(scope, replay, send)
+        opening = not any(k == b"mcp-session-id" for k in headers)
+        await app(scope, replay, _naming_the_session_limit(send, settings) if opening else send)
 
     return guarded
+
+
+def _naming_the_session_limit(send: Send, settings: HttpSettings) -> Send:
+    """``send``, with the SDK's bare 503 for a session past the limit replaced by one that
+    names the limit and the option that raises it."""
+    refused = False
+
+    async def sending(message: Message) -> None:
+        nonlocal refused
+        if message["type"] == "http.response.start" and message.get("status") == 503:
+            refused = True
+            return
+        if refused:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                await _respond(
+                    send,
+                    503,
+                    f"Too many open MCP sessions: the server's limit is {settings.max_sessions} "
+                    "(--max-sessions); close unused sessions (HTTP DELETE) or wait for idle ones "
+                    f"to expire ({settings.session_idle_timeout_s:g} s, "
+                    "--session-idle-timeout).",
+                )
+            return
+        await send(message)
+
+    return sending
 
 
 def http_app(
@@ -254,6 +286,8 @@ def http_app(
         streamable_http_path=settings.path,
         transport_security=security,
         host=settings.host,
+        max_sessions=settings.max_sessions,
+        session_idle_timeout=settings.session_idle_timeout_s,
     )
     return _guard(app, settings)
 
