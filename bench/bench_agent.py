@@ -104,10 +104,14 @@ class _Replayed(OpenAIChat):
         super().__init__("bench-model", api_key="unused")
         self.replies: list[Reply] = []
 
-    def complete(self, conversation: Conversation, tools: Any, on_text: Any) -> Reply:
+    def complete(
+        self, conversation: Conversation, tools: Any, on_text: Any, deadline: Any = None
+    ) -> Reply:
         return self.replies.pop()
 
-    async def acomplete(self, conversation: Conversation, tools: Any, on_text: Any) -> Reply:
+    async def acomplete(
+        self, conversation: Conversation, tools: Any, on_text: Any, deadline: Any = None
+    ) -> Reply:
         return self.replies.pop()
 
 

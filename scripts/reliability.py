@@ -153,17 +153,31 @@ AREAS: dict[str, tuple[str, str]] = {
     ),
     "hostile-peers": (
         "14. Hostile peers",
-        "Every party Haversack talks to, treated as hostile. External MCP servers (a server "
-        "on the real SDK, `tests/mcp/hostile_server.py`, beside a well-behaved one): input "
-        "schemas whose `$ref`s inline exponentially (40 definitions each referring to the "
-        "next twice), branching recursive and over-deep schemas, empty, 5,000-character, "
-        "bidi, zero-width and path-like tool names and a clashing one, backtracking "
-        "patterns and pattern properties given megabyte arguments, 20,000 tools, a 24 MiB "
-        "result, a 5 KB description with terminal escapes, and a double-forked `setsid` "
-        "daemon. A failure is a compose that raised or lost the other tools or server, a "
-        "hostile tool kept, a report that does not name the server or is not brief, a call "
-        "that raised or was accepted against its schema, a result not cut, or a daemon "
-        "alive after the listing or after the executor closed.",
+        "Every party Haversack talks to, misbehaving on purpose. Model providers "
+        "(`tests/reliability/test_hostile_providers_http.py`): a real local HTTP server that "
+        "never answers, trickles a stream that never ends, answers 429 with a minute's "
+        "Retry-After, or answers 200 with an HTML page, an empty stream or an empty object, "
+        "driving the real OpenAI and Anthropic SDKs (whole, streamed, async) through "
+        "`Agent.run`/`arun` under a `Deadline`, and `haversack run` (exit status, one error "
+        "line, no traceback); a model and tool text full of terminal escape sequences (OSC "
+        "52, clear screen, conceal, C1 CSI, bidi override) and approval arguments with 300 "
+        "harmless characters first, printed by `haversack run`; slowloris headers and bodies "
+        "against `haversack serve` over HTTP (raw sockets), a real client served after, and "
+        "sessions opened past `--max-sessions`. External MCP servers "
+        "(`tests/reliability/test_hostile_mcp_servers.py`, a server on the real SDK, "
+        "`tests/mcp/hostile_server.py`, beside a well-behaved one): input schemas whose "
+        "`$ref`s inline exponentially (40 definitions each referring to the next twice), "
+        "branching recursive and over-deep schemas, empty, 5,000-character, bidi, zero-width "
+        "and path-like tool names and a clashing one, backtracking patterns and pattern "
+        "properties given megabyte arguments, 20,000 tools, a 24 MiB result, a 5 KB "
+        "description with terminal escapes, and a double-forked `setsid` daemon. A failure "
+        "is a run that hangs past the deadline (a 90 s hang bound, not a timing), an error "
+        "other than `DeadlineExceededError`/`ProviderError`, a raw control character on the "
+        "terminal, an approval prompt that cut the arguments, a slow connection kept; a "
+        "compose that raised or lost the other tools or server, a hostile tool kept, a report "
+        "that does not name the server or is not brief, a call that raised or was accepted "
+        "against its schema, a result not cut, or a daemon alive after the listing or after "
+        "the executor closed.",
     ),
     "tool-identity": (
         "15. Tool identity across composition",

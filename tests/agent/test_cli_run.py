@@ -117,8 +117,11 @@ def _ask_on_a_terminal(tmp_path, answer: bytes):
         os.close(slave)
         os.close(master)
     assert done.returncode == 0, done.stderr
-    assert "? planning_setup_plan(" in done.stdout
-    assert "needs approval: 'planning_setup_plan' matches 'planning_setup_*'" in done.stdout
+    assert (
+        "? planning_setup_plan needs approval: 'planning_setup_plan' matches 'planning_setup_*'\n"
+        "  arguments (44 characters, shown whole):\n"
+        '{"objective": "ship it", "steps": ["build"]}\n'
+    ) in done.stdout
     assert "run it? [y]es / [n]o / [e]dit arguments:" in done.stdout
     return fake.requests[1].tool_results["c1"], _records(transcript)
 
@@ -184,7 +187,7 @@ def test_the_turn_cap_exits_1(tmp_path):
 
 def test_a_missing_key_is_a_precise_error(tmp_path):
     done = haversack(["go", "-p", "planning", "-m", "anthropic:claude-x"], env=_env(), cwd=tmp_path)
-    assert done.returncode == 2
+    assert done.returncode == 3  # the provider cannot be used (docs/agents.md, exit statuses)
     assert done.stderr.splitlines() == [
         "haversack: error: No API key for the anthropic provider: set the environment "
         "variable ANTHROPIC_API_KEY (or pass api_key=...).",
@@ -210,7 +213,7 @@ def test_a_failed_request_still_writes_the_transcript(tmp_path):
             env=_env(OPENAI_API_KEY="sk-test"),
             cwd=tmp_path,
         )
-    assert done.returncode == 2
+    assert done.returncode == 3
     assert "script is exhausted" in done.stderr
     records = _records(transcript)
     assert [r["type"] for r in records] == ["turn", "tool", "end"]

@@ -450,7 +450,7 @@ class _PieceProvider:
 
         return Conversation(system, [task])
 
-    def complete(self, conversation, tools, on_text):
+    def complete(self, conversation, tools, on_text, deadline=None):
         from haversack.agent import Reply
 
         for piece in ("Hel", "lo"):
@@ -458,7 +458,7 @@ class _PieceProvider:
                 on_text(piece)
         return Reply("Hello", (), Usage(1, 2), "stop", False)
 
-    async def acomplete(self, conversation, tools, on_text):
+    async def acomplete(self, conversation, tools, on_text, deadline=None):
         return self.complete(conversation, tools, on_text)
 
     def add_reply(self, conversation, reply):

@@ -44,11 +44,15 @@ class _Script:
     def start(self, system: str, task: str) -> Conversation:
         return Conversation(system, [])
 
-    def complete(self, conversation: Conversation, tools: Any, on_text: Any) -> Reply:
+    def complete(
+        self, conversation: Conversation, tools: Any, on_text: Any, deadline: Any = None
+    ) -> Reply:
         calls = self.responses.pop(0) if self.responses else ()
         return Reply("", calls, Usage(1, 1), "tool_calls" if calls else "stop", False)
 
-    async def acomplete(self, conversation: Conversation, tools: Any, on_text: Any) -> Reply:
+    async def acomplete(
+        self, conversation: Conversation, tools: Any, on_text: Any, deadline: Any = None
+    ) -> Reply:
         return self.complete(conversation, tools, on_text)
 
     def add_reply(self, conversation: Conversation, reply: Reply) -> None:

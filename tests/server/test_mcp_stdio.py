@@ -6,8 +6,10 @@ import sys
 import textwrap
 
 import anyio
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
 
 SERVER_SCRIPT = textwrap.dedent(
     """
@@ -99,9 +101,13 @@ def test_mcp_client_lists_calls_and_sees_denials_and_rollbacks(tmp_path):
             invalid = await client.call_tool("add", {"text": 3})
             assert invalid.is_error
             assert "field 'text'" in _texts(invalid)[0]
-            unknown = await client.call_tool("nope", {})
-            assert unknown.is_error
-            assert "Available tools: add, count, publish" in _texts(unknown)[0]
+            # An unknown tool is a JSON-RPC error (-32602), not a tool result (issue 25).
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("nope", {})
+            assert unknown.value.code == -32602
+            assert "Unknown tool: 'nope'. Available tools: add, count, publish" in str(
+                unknown.value.error.message
+            )
 
             published = await client.call_tool("publish", {})
             assert not published.is_error

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from haversack.adapters import anthropic as fmt
-from haversack.errors import ProviderError
 
 from ._clients import SdkClients
 from ._provider import Conversation, OnText, Reply
 from ._records import Usage
 
 if TYPE_CHECKING:
+    from haversack._deadline import Deadline
     from haversack._prompt import RenderedPrompt
     from haversack._result import ToolResult
     from haversack.adapters import ToolCall
@@ -29,6 +30,8 @@ class AnthropicMessages(SdkClients):
     sync_class = "Anthropic"
     async_class = "AsyncAnthropic"
     key_env = "ANTHROPIC_API_KEY"
+    error_class: ClassVar[str] = "AnthropicError"
+    label: ClassVar[str] = "Anthropic"
 
     def __init__(
         self,
@@ -78,46 +81,49 @@ class AnthropicMessages(SdkClients):
             request["tools"] = tools
         return request | self.options
 
-    def _failed(self, exc: Exception) -> ProviderError:
-        return ProviderError(
-            f"The Anthropic messages request for model {self._model!r} failed: {exc}"
-        )
-
     def complete(
-        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+        self,
+        conversation: Conversation,
+        tools: list[dict[str, Any]],
+        on_text: OnText | None,
+        deadline: Deadline | None = None,
     ) -> Reply:
-        """One ``messages`` call (streamed when ``stream`` is set)."""
-        import anthropic
-
+        """One ``messages`` call (streamed when ``stream`` is set), bounded by ``deadline``."""
         request = self._request(conversation, tools)
-        try:
+
+        def attempt(client: Any, text: OnText | None, tick: Callable[[], None]) -> Reply:
             if not self.stream:
-                return _reply(self.client.messages.create(**request))
-            with self.client.messages.stream(**request) as stream:
-                for text in stream.text_stream:
-                    if on_text is not None:
-                        on_text(text)
+                return _reply(client.messages.create(**request))
+            with client.messages.stream(**request) as stream:
+                for piece in stream.text_stream:
+                    tick()
+                    if text is not None:
+                        text(piece)
                 return _reply(stream.get_final_message())
-        except anthropic.AnthropicError as exc:
-            raise self._failed(exc) from exc
+
+        return self._call("messages", deadline, on_text, attempt)
 
     async def acomplete(
-        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+        self,
+        conversation: Conversation,
+        tools: list[dict[str, Any]],
+        on_text: OnText | None,
+        deadline: Deadline | None = None,
     ) -> Reply:
         """:meth:`complete` with the async client."""
-        import anthropic
-
         request = self._request(conversation, tools)
-        try:
+
+        async def attempt(client: Any, text: OnText | None, tick: Callable[[], None]) -> Reply:
             if not self.stream:
-                return _reply(await self.async_client.messages.create(**request))
-            async with self.async_client.messages.stream(**request) as stream:
-                async for text in stream.text_stream:
-                    if on_text is not None:
-                        on_text(text)
+                return _reply(await client.messages.create(**request))
+            async with client.messages.stream(**request) as stream:
+                async for piece in stream.text_stream:
+                    tick()
+                    if text is not None:
+                        text(piece)
                 return _reply(await stream.get_final_message())
-        except anthropic.AnthropicError as exc:
-            raise self._failed(exc) from exc
+
+        return await self._acall("messages", deadline, on_text, attempt)
 
     def add_reply(self, conversation: Conversation, reply: Reply) -> None:
         """The assistant message: its text block and its ``tool_use`` blocks."""

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from haversack.errors import ProviderError
+
+from ._bounds import Sockets, abounded, bounded
 from ._keys import api_key, sdk
 
-__all__ = ["SdkClients"]
+if TYPE_CHECKING:
+    from haversack._deadline import Deadline
+
+    from ._provider import OnText
+
+__all__ = ["Attempt", "SdkClients"]
+
+T = TypeVar("T")
+
+#: One try of a request: ``(client, on_text, tick)``; ``tick()`` is called per stream event.
+Attempt = Callable[[Any, "OnText | None", Callable[[], None]], T]
 
 
 class SdkClients:
@@ -26,6 +40,9 @@ class SdkClients:
     key_env: ClassVar[str]
     #: Whether a ``base_url`` (an OpenAI-compatible server) makes the key optional.
     keyless_base_url: ClassVar[bool] = False
+    #: The SDK's root error class and the label that starts this provider's messages.
+    error_class: ClassVar[str]
+    label: ClassVar[str]
 
     def __init__(
         self,
@@ -48,6 +65,7 @@ class SdkClients:
         self._api_key = api_key
         self.stream = stream
         self.options = options
+        self._sockets = Sockets()
 
     @property
     def model(self) -> str:
@@ -82,7 +100,10 @@ class SdkClients:
     def client(self) -> Any:
         """The SDK's sync client."""
         if self._client is None:
-            self._client = getattr(_module(self.package), self.sync_class)(**self._kwargs())
+            module = _module(self.package)
+            # The provider's own HTTP client reports its sockets, so a deadline can cut them.
+            http = module.DefaultHttpxClient(event_hooks=self._sockets.hooks())
+            self._client = getattr(module, self.sync_class)(**self._kwargs(), http_client=http)
         return self._client
 
     @property
@@ -92,6 +113,103 @@ class SdkClients:
             module = _module(self.package)
             self._async_client = getattr(module, self.async_class)(**self._kwargs())
         return self._async_client
+
+    def _call(
+        self, api: str, deadline: Deadline | None, on_text: OnText | None, attempt: Attempt[T]
+    ) -> T:
+        """``attempt`` bounded by ``deadline`` (see :func:`bounded`); any failure, an
+        unreadable reply included, becomes a ``ProviderError`` naming the request."""
+        sent = False
+
+        def text(piece: str) -> None:
+            nonlocal sent
+            sent = True  # text already shown: a retry would show it twice
+            if on_text is not None:
+                on_text(piece)
+
+        what = f"the {self.label} {api} request for model {self._model!r}"
+        tick = (lambda: None) if deadline is None else (lambda: deadline.check(what))
+
+        def run(bound: bool) -> T:
+            client = self._limited(self.client, deadline if bound else None)
+            return attempt(client, text if on_text is not None else None, tick)
+
+        return bounded(
+            run,
+            deadline=deadline,
+            sockets=self._sockets,
+            what=what,
+            failed=lambda exc: self._failed(api, exc),
+            retryable=lambda exc: not sent and self._retryable(exc),
+        )
+
+    async def _acall(
+        self,
+        api: str,
+        deadline: Deadline | None,
+        on_text: OnText | None,
+        attempt: Attempt[Awaitable[T]],
+    ) -> T:
+        """:meth:`_call` with the async client."""
+        sent = False
+
+        def text(piece: str) -> None:
+            nonlocal sent
+            sent = True
+            if on_text is not None:
+                on_text(piece)
+
+        what = f"the {self.label} {api} request for model {self._model!r}"
+        tick = (lambda: None) if deadline is None else (lambda: deadline.check(what))
+
+        async def run(bound: bool) -> T:
+            client = self._limited(self.async_client, deadline if bound else None)
+            return await attempt(client, text if on_text is not None else None, tick)
+
+        return await abounded(
+            run,
+            deadline=deadline,
+            what=what,
+            failed=lambda exc: self._failed(api, exc),
+            retryable=lambda exc: not sent and self._retryable(exc),
+        )
+
+    @staticmethod
+    def _limited(client: Any, deadline: Deadline | None) -> Any:
+        # Under a deadline the SDK neither retries (its back-off ignores the deadline) nor
+        # waits longer than the time left for any connect, read or write.
+        if deadline is None:
+            return client
+        return client.with_options(max_retries=0, timeout=max(deadline.remaining(), 0.001))
+
+    def _retryable(self, exc: Exception) -> bool:
+        module = _module(self.package)
+        if isinstance(exc, module.APIConnectionError):
+            return True
+        status = (
+            getattr(exc, "status_code", None) if isinstance(exc, module.APIStatusError) else None
+        )
+        return status is not None and (status in (408, 409, 429) or status >= 500)
+
+    def _failed(self, api: str, exc: Exception) -> ProviderError:
+        if isinstance(exc, getattr(_module(self.package), self.error_class)):
+            detail = str(exc)
+        else:
+            # The SDK read something that is not the API's format (an HTML page, an empty
+            # stream, a JSON object without the fields): say so rather than show a traceback.
+            detail = (
+                f"the reply cannot be read as a {api} response ({type(exc).__name__}: "
+                f"{exc}); check that the base URL points at the {self.label} API"
+            )
+        if len(detail) > _DETAIL:
+            detail = detail[: _DETAIL - 3] + "..."
+        return ProviderError(
+            f"The {self.label} {api} request for model {self._model!r} failed: {detail}"
+        )
+
+
+#: How much of an SDK's error text a ProviderError keeps (a server can send megabytes).
+_DETAIL = 1000
 
 
 def _module(name: str) -> Any:

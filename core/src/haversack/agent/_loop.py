@@ -120,7 +120,9 @@ class Agent:
             ) as executor:
                 while run.next_turn():
                     started = time.perf_counter()
-                    reply = self.provider.complete(run.conversation, run.tools, run.on_text)
+                    reply = self.provider.complete(
+                        run.conversation, run.tools, run.on_text, deadline=deadline
+                    )
                     if run.record(reply, started):
                         break
                     calls, extra = self._split(reply.calls)
@@ -169,7 +171,9 @@ class Agent:
             ) as executor:
                 while run.next_turn():
                     started = time.perf_counter()
-                    reply = await self.provider.acomplete(run.conversation, run.tools, run.on_text)
+                    reply = await self.provider.acomplete(
+                        run.conversation, run.tools, run.on_text, deadline=deadline
+                    )
                     if run.record(reply, started):
                         break
                     calls, extra = self._split(reply.calls)

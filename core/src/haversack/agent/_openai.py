@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from haversack.adapters import openai as fmt
-from haversack.errors import ProviderError
 
 from ._clients import SdkClients
 from ._provider import Conversation, OnText, Reply
 from ._records import Usage
 
 if TYPE_CHECKING:
+    from haversack._deadline import Deadline
     from haversack._prompt import RenderedPrompt
     from haversack._result import ToolResult
     from haversack.adapters import ToolCall
@@ -28,15 +29,8 @@ class _OpenAIBase(SdkClients):
     async_class = "AsyncOpenAI"
     key_env = "OPENAI_API_KEY"
     keyless_base_url = True
-
-    def _failed(self, api: str, exc: Exception) -> ProviderError:
-        return ProviderError(f"The OpenAI {api} request for model {self._model!r} failed: {exc}")
-
-
-def _sdk_error() -> type[Exception]:
-    import openai
-
-    return openai.OpenAIError
+    error_class: ClassVar[str] = "OpenAIError"
+    label: ClassVar[str] = "OpenAI"
 
 
 class OpenAIChat(_OpenAIBase):
@@ -67,38 +61,51 @@ class OpenAIChat(_OpenAIBase):
         return request | self.options
 
     def complete(
-        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+        self,
+        conversation: Conversation,
+        tools: list[dict[str, Any]],
+        on_text: OnText | None,
+        deadline: Deadline | None = None,
     ) -> Reply:
-        """One ``chat.completions`` call (streamed when ``stream`` is set)."""
+        """One ``chat.completions`` call (streamed when ``stream`` is set), bounded by
+        ``deadline``."""
         request = self._request(conversation, tools)
-        try:
+
+        def attempt(client: Any, text: OnText | None, tick: Callable[[], None]) -> Reply:
             if not self.stream:
-                return _chat_reply(self.client.chat.completions.create(**request))
-            request["stream_options"] = {"include_usage": True}
-            with self.client.chat.completions.stream(**request) as stream:
+                return _chat_reply(client.chat.completions.create(**request))
+            streamed = {"stream_options": {"include_usage": True}} | request
+            with client.chat.completions.stream(**streamed) as stream:
                 for event in stream:
-                    if event.type == "content.delta" and on_text is not None:
-                        on_text(event.delta)
+                    tick()
+                    if event.type == "content.delta" and text is not None:
+                        text(event.delta)
                 return _chat_reply(stream.get_final_completion(), streamed=True)
-        except _sdk_error() as exc:
-            raise self._failed("chat completions", exc) from exc
+
+        return self._call("chat completions", deadline, on_text, attempt)
 
     async def acomplete(
-        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+        self,
+        conversation: Conversation,
+        tools: list[dict[str, Any]],
+        on_text: OnText | None,
+        deadline: Deadline | None = None,
     ) -> Reply:
         """:meth:`complete` with the async client."""
         request = self._request(conversation, tools)
-        try:
+
+        async def attempt(client: Any, text: OnText | None, tick: Callable[[], None]) -> Reply:
             if not self.stream:
-                return _chat_reply(await self.async_client.chat.completions.create(**request))
-            request["stream_options"] = {"include_usage": True}
-            async with self.async_client.chat.completions.stream(**request) as stream:
+                return _chat_reply(await client.chat.completions.create(**request))
+            streamed = {"stream_options": {"include_usage": True}} | request
+            async with client.chat.completions.stream(**streamed) as stream:
                 async for event in stream:
-                    if event.type == "content.delta" and on_text is not None:
-                        on_text(event.delta)
+                    tick()
+                    if event.type == "content.delta" and text is not None:
+                        text(event.delta)
                 return _chat_reply(await stream.get_final_completion(), streamed=True)
-        except _sdk_error() as exc:
-            raise self._failed("chat completions", exc) from exc
+
+        return await self._acall("chat completions", deadline, on_text, attempt)
 
     def add_reply(self, conversation: Conversation, reply: Reply) -> None:
         """The assistant message, with its tool calls as the model sent them."""
@@ -165,36 +172,48 @@ class OpenAIResponses(_OpenAIBase):
         return request | self.options
 
     def complete(
-        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+        self,
+        conversation: Conversation,
+        tools: list[dict[str, Any]],
+        on_text: OnText | None,
+        deadline: Deadline | None = None,
     ) -> Reply:
-        """One ``responses`` call (streamed when ``stream`` is set)."""
+        """One ``responses`` call (streamed when ``stream`` is set), bounded by ``deadline``."""
         request = self._request(conversation, tools)
-        try:
+
+        def attempt(client: Any, text: OnText | None, tick: Callable[[], None]) -> Reply:
             if not self.stream:
-                return _response_reply(self.client.responses.create(**request))
-            with self.client.responses.stream(**request) as stream:
+                return _response_reply(client.responses.create(**request))
+            with client.responses.stream(**request) as stream:
                 for event in stream:
-                    if event.type == "response.output_text.delta" and on_text is not None:
-                        on_text(event.delta)
+                    tick()
+                    if event.type == "response.output_text.delta" and text is not None:
+                        text(event.delta)
                 return _response_reply(stream.get_final_response())
-        except _sdk_error() as exc:
-            raise self._failed("responses", exc) from exc
+
+        return self._call("responses", deadline, on_text, attempt)
 
     async def acomplete(
-        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+        self,
+        conversation: Conversation,
+        tools: list[dict[str, Any]],
+        on_text: OnText | None,
+        deadline: Deadline | None = None,
     ) -> Reply:
         """:meth:`complete` with the async client."""
         request = self._request(conversation, tools)
-        try:
+
+        async def attempt(client: Any, text: OnText | None, tick: Callable[[], None]) -> Reply:
             if not self.stream:
-                return _response_reply(await self.async_client.responses.create(**request))
-            async with self.async_client.responses.stream(**request) as stream:
+                return _response_reply(await client.responses.create(**request))
+            async with client.responses.stream(**request) as stream:
                 async for event in stream:
-                    if event.type == "response.output_text.delta" and on_text is not None:
-                        on_text(event.delta)
+                    tick()
+                    if event.type == "response.output_text.delta" and text is not None:
+                        text(event.delta)
                 return _response_reply(await stream.get_final_response())
-        except _sdk_error() as exc:
-            raise self._failed("responses", exc) from exc
+
+        return await self._acall("responses", deadline, on_text, attempt)
 
     def add_reply(self, conversation: Conversation, reply: Reply) -> None:
         """The model's text as an assistant message, then its function calls as items."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from haversack._deadline import Deadline
     from haversack._prompt import RenderedPrompt
     from haversack._result import ToolResult
     from haversack.adapters import ToolCall
@@ -69,15 +70,25 @@ class Provider(Protocol):
         ...
 
     def complete(
-        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+        self,
+        conversation: Conversation,
+        tools: list[dict[str, Any]],
+        on_text: OnText | None,
+        deadline: Deadline | None = None,
     ) -> Reply:
-        """Ask the model for the next turn (blocking)."""
+        """Ask the model for the next turn (blocking). ``deadline`` (the run's) bounds the
+        whole request, retries and stream included: past it, raise
+        ``DeadlineExceededError``; any other failure is a ``ProviderError``."""
         ...
 
     async def acomplete(
-        self, conversation: Conversation, tools: list[dict[str, Any]], on_text: OnText | None
+        self,
+        conversation: Conversation,
+        tools: list[dict[str, Any]],
+        on_text: OnText | None,
+        deadline: Deadline | None = None,
     ) -> Reply:
-        """Ask the model for the next turn (async)."""
+        """Ask the model for the next turn (async); ``deadline`` as in :meth:`complete`."""
         ...
 
     def add_reply(self, conversation: Conversation, reply: Reply) -> None:

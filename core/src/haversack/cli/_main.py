@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from haversack.cli._common import add_common
+from haversack.cli._terminal import printable
 
 __all__ = ["COMMANDS", "main"]
 
@@ -111,7 +112,7 @@ def build_parser(
 
 
 def _warn(message: str) -> None:
-    print(f"haversack: warning: {message}", file=sys.stderr)
+    print(f"haversack: warning: {printable(message)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -128,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HaversackError as exc:
         if os.environ.get("HAVERSACK_DEBUG", "").strip() not in ("", "0"):
             raise
-        print(f"haversack: error: {exc}", file=sys.stderr)
+        print(f"haversack: error: {printable(str(exc))}", file=sys.stderr)
         print(f"hint: {_hint(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:  # `haversack tools | head`

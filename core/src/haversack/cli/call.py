@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from haversack.cli._common import compose_from
+from haversack.cli._terminal import printable
 
 HELP = "call one tool of the composed prompt and print its result"
 
@@ -35,5 +36,5 @@ def run(args: argparse.Namespace) -> int:
         raise ResourceError(resource_error_line(exc)) from exc
     with executor:
         result = executor.execute(args.tool, args.arguments)
-    print(result.render())
+    print(printable(result.render()))
     return 0 if result.success else 1

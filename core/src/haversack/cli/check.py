@@ -6,6 +6,7 @@ import argparse
 import json
 
 from haversack.cli._common import KEY, NS, selection_kwargs
+from haversack.cli._terminal import printable
 
 HELP = (
     "check that the selected packs load, compose without conflicts and that every resource "
@@ -62,8 +63,12 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": not errors, "loaded": loaded, "errors": errors}, indent=2))
     else:
         for line in errors:
-            print(f"error: {line}")
+            print(f"error: {printable(line)}")
         verdict = "FAILED" if errors else "OK"
         names = ", ".join(loaded) or "none"
-        print(f"haversack check: {verdict} ({len(loaded)} loaded: {names}; {len(errors)} errors)")
+        print(
+            printable(
+                f"haversack check: {verdict} ({len(loaded)} loaded: {names}; {len(errors)} errors)"
+            )
+        )
     return 1 if errors else 0

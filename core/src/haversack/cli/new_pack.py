@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from haversack.cli._terminal import printable
+
 HELP = "create a new pack project (pyproject, plugin, a tool, a section, a policy, tests)"
 
 #: Exit status for a bad name or an unusable directory (as the CLI's other usage errors).
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         root = scaffold(args.name, args.dir)
     except ScaffoldError as exc:
-        print(f"haversack new-pack: error: {exc}", file=sys.stderr)
+        print(f"haversack new-pack: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     names = pack_names(args.name)
     print(f"Created pack {names.pack!r} ({names.distribution}) in {root}")

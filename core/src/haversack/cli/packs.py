@@ -6,6 +6,7 @@ import argparse
 import json
 
 from haversack.cli._common import selection_kwargs
+from haversack.cli._terminal import printable
 
 HELP = "list installed packs, their status, contributions and token estimates"
 
@@ -45,21 +46,25 @@ def run(args: argparse.Namespace) -> int:
         if info.tokens_saved:
             tokens += f" (~{info.tokens_saved} saved by tools/exclude_tools)"
         origin = "built-in" if info.builtin else f"{info.distribution} {info.version}"
-        print(f"{info.name}  ({origin})  {info.status}{tokens}")
+        print(printable(f"{info.name}  ({origin})  {info.status}{tokens}", newlines=False))
         if info.tools:
-            print(f"    tools: {', '.join(info.tools)}")
+            print(printable(f"    tools: {', '.join(info.tools)}", newlines=False))
         if info.removed_tools:
-            print(f"    removed by options: {', '.join(info.removed_tools)}")
+            print(
+                printable(
+                    f"    removed by options: {', '.join(info.removed_tools)}", newlines=False
+                )
+            )
         if info.sections:
-            print(f"    sections: {', '.join(info.sections)}")
+            print(printable(f"    sections: {', '.join(info.sections)}", newlines=False))
         if info.policies:
-            print(f"    policies: {', '.join(info.policies)}")
+            print(printable(f"    policies: {', '.join(info.policies)}", newlines=False))
         if info.resources:
-            print(f"    resources: {', '.join(info.resources)}")
+            print(printable(f"    resources: {', '.join(info.resources)}", newlines=False))
         if info.reason:
-            print(f"    reason: {info.reason}")
+            print(printable(f"    reason: {info.reason}"))
     for conflict in report.conflicts:
-        print(f"conflict: {conflict.message}")
+        print(printable(f"conflict: {conflict.message}", newlines=False))
     for problem in report.problems:
-        print(f"problem: {problem}")
+        print(printable(f"problem: {problem}", newlines=False))
     return 2 if report.problems else 0

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from haversack.cli._common import compose_from
+from haversack.cli._terminal import printable
 
 HELP = "print the composed prompt text"
 
@@ -22,5 +23,5 @@ def run(args: argparse.Namespace) -> int:
         payload = {"text": rendered.text, "tools": [t.name for t in rendered.tools]}
         print(json.dumps(payload, indent=2))
     else:
-        print(rendered.text)
+        print(printable(rendered.text))
     return 0

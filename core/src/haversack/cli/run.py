@@ -8,12 +8,21 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from haversack.cli._common import KEY, NS, selection_kwargs
+from haversack.cli._terminal import printable
 
 if TYPE_CHECKING:
     from haversack._approval import Approval, PendingApproval
     from haversack.agent import AgentEvent
 
 HELP = "run a task with a model and the composed tools until the model is done"
+
+#: Exit statuses of ``haversack run`` (2, a usage or composition error, comes from the CLI).
+EXIT_COMPLETED = 0
+EXIT_STOPPED = 1  # the turn cap or the model's output limit stopped the run
+EXIT_PROVIDER = 3  # the provider failed: unreachable, refused, an unreadable reply, no key
+EXIT_TIMEOUT = 4  # --timeout passed
+#: Seconds ``--timeout`` gives a run by default.
+DEFAULT_TIMEOUT_S = 600.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=20,
         metavar="N",
         help="most model turns (default 20)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"stop the run after this long, model requests and tool calls included "
+        f"(default {DEFAULT_TIMEOUT_S:g}; 0 for no limit); exit status {EXIT_TIMEOUT}",
     )
     parser.add_argument(
         "--ask",
@@ -62,10 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when the model finished, 1 when the turn cap or its token limit stopped it."""
+    """Exit 0 when the model finished, 1 when the turn cap or its token limit stopped it,
+    3 when the provider failed, 4 when ``--timeout`` passed."""
     from haversack._approval import ApprovalPolicy
+    from haversack._deadline import Deadline
     from haversack._packs import compose
     from haversack.agent import Agent, StopReason
+    from haversack.errors import DeadlineExceededError, ProviderError
 
     asks = args.ask or args.ask_writes
     policies = [ApprovalPolicy(args.ask, not_read_only=args.ask_writes)] if asks else []
@@ -82,8 +102,21 @@ def run(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         stream=not args.no_stream,
     )
+    deadline = Deadline.after(args.timeout) if args.timeout else None
     try:
-        result = agent.run(args.task)
+        result = agent.run(args.task, deadline=deadline)
+    except (ProviderError, DeadlineExceededError) as exc:
+        error = {"type": "end", "stop_reason": "error", "error": f"{type(exc).__name__}: {exc}"}
+        _write(args.transcript, [*out.records, error], out)
+        timed_out = isinstance(exc, DeadlineExceededError)
+        print(f"haversack: error: {printable(str(exc))}", file=sys.stderr)
+        hint = (
+            "raise --timeout (0 for no limit), or check that the provider answers."
+            if timed_out
+            else "see docs/agents.md (models, API keys, base URLs)."
+        )
+        print(f"hint: {hint}", file=sys.stderr)
+        return EXIT_TIMEOUT if timed_out else EXIT_PROVIDER
     except BaseException as exc:
         # What happened up to a failure (or Ctrl-C) is worth keeping too.
         error = {"type": "end", "stop_reason": "error", "error": f"{type(exc).__name__}: {exc}"}
@@ -95,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         f"{result.usage.input_tokens} input + {result.usage.output_tokens} output tokens]"
     )
     _write(args.transcript, [*out.records, _end(result)], out)
-    return 0 if result.stop_reason is StopReason.COMPLETED else 1
+    return EXIT_COMPLETED if result.stop_reason is StopReason.COMPLETED else EXIT_STOPPED
 
 
 def _at_least_one(text: str) -> int:
@@ -105,6 +138,16 @@ def _at_least_one(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds (0 or more), got {text!r}")
     return value
 
 
@@ -144,17 +187,18 @@ class _Output:
         )
 
         if isinstance(event, TextDelta):
-            self.stream.write(event.text)
+            self.stream.write(printable(event.text))
             self.stream.flush()
             self._in_text = True
         elif isinstance(event, ToolCallStarted):
-            self.print(f"→ {event.call.name} {_arguments(event.call.arguments)}")
+            name = printable(event.call.name, newlines=False)
+            self.print(f"→ {name} {_arguments(event.call.arguments)}")
         elif isinstance(event, ToolCallFinished):
             mark = "←" if event.result.success else "✗"
             text = event.result.render()
             lines = text.splitlines() or [""]
             more = f"  (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
-            self.print(f"{mark} {_short(lines[0])}{more}")
+            self.print(f"{mark} {_short(printable(lines[0], newlines=False))}{more}")
             self.records.append(
                 {
                     "type": "tool",
@@ -203,7 +247,7 @@ class _Approver:
         self.out = out
 
     def __call__(self, pending: PendingApproval) -> Approval:
-        self.out.print(f"? {pending.render()}")
+        self.out.print(_approval_prompt(pending))
         if self.yes:
             self.out.print("  approved (--yes)")
             return self._decided(pending.approve(), "approve")
@@ -240,12 +284,34 @@ class _Approver:
 
 
 def _arguments(arguments: object) -> str:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-    return _short(text)
+    return _short(printable(_text(arguments), newlines=False))
+
+
+def _text(arguments: object) -> str:
+    if isinstance(arguments, bytes):
+        return arguments.decode(errors="replace")
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, default=repr)
+
+
+def _approval_prompt(pending: PendingApproval) -> str:
+    """The held call for a human: the arguments whole, never cut (a cut could hide the part
+    that matters, after 300 harmless characters), and escaped like everything printed."""
+    text = "" if pending.arguments is None else _text(pending.arguments)
+    name = printable(pending.tool_name, newlines=False)
+    return (
+        f"? {name} needs approval: {printable(pending.reason)}\n"
+        f"  arguments ({len(text)} characters, shown whole):\n"
+        f"{printable(text)}"
+    )
 
 
 def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """A one-line preview; says how much it left out (the approval prompt shows it all)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 3]}... (+{len(text) - limit + 3} characters)"
 
 
 def _end(result: Any) -> dict[str, Any]:

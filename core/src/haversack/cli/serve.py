@@ -36,6 +36,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         help="browser origin allowed besides loopback ones, e.g. https://app.example (repeatable)",
     )
+    http.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="close a connection whose request headers take longer than this (10)",
+    )
+    http.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="answer 408 to a request whose body takes longer than this (30)",
+    )
+    http.add_argument(
+        "--max-sessions",
+        type=int,
+        default=64,
+        metavar="N",
+        help="MCP sessions open at once; more get 503 (64)",
+    )
+    http.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="close an MCP session (and its resources) idle this long (1800)",
+    )
     parser.add_argument(
         "--progress-interval",
         type=float,
@@ -83,6 +111,10 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         token=read_token(args.token_file),
         allowed_origins=tuple(args.allow_origin),
+        header_timeout_s=args.header_timeout,
+        body_timeout_s=args.body_timeout,
+        max_sessions=args.max_sessions,
+        session_idle_timeout_s=args.session_idle_timeout,
     )
     prompt = compose_from(args)
     require_resources(prompt)

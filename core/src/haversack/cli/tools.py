@@ -6,6 +6,7 @@ import argparse
 import json
 
 from haversack.cli._common import compose_from
+from haversack.cli._terminal import printable
 
 HELP = "list the composed prompt's tools with descriptions and parameter schemas"
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if not tools:
         print("No tools (no pack contributes any, or every pack is disabled).")
     for item in tools:
-        print(f"{item['name']}  [{item['section']}]")
-        print(f"    {item['description']}")
+        print(printable(f"{item['name']}  [{item['section']}]", newlines=False))
+        print(f"    {printable(str(item['description']))}")
         print(f"    parameters: {json.dumps(item['parameters'], separators=(',', ':'))}")
     return 0

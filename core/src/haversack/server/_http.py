@@ -53,6 +53,16 @@ class HttpSettings:
     token: str | None = None
     allowed_origins: Sequence[str] = ()
     path: str = "/mcp"
+    header_timeout_s: float = 10.0
+    """A connection whose request headers are not all in this long after its first byte
+    (a slowloris client) is closed."""
+    body_timeout_s: float = 30.0
+    """A request whose body is not all in this long after its headers gets 408."""
+    max_sessions: int = 64
+    """MCP sessions open at once; a request that would open another gets 503 naming the
+    limit (each session holds its own resources: a workspace, a sandbox, MCP servers)."""
+    session_idle_timeout_s: float = 1800.0
+    """An MCP session with no request for this long is closed with its resources."""
 
     def __post_init__(self) -> None:
         if self.token is None and not is_loopback(self.host):
@@ -165,20 +175,33 @@ def _guard(app: ASGIApp, settings: HttpSettings) -> ASGIApp:
         if scope.get("method") != "POST":
             await app(scope, receive, send)
             return
+        import anyio
+
         chunks: list[bytes] = []
         size = 0
         more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_FRAME_BYTES:
-                await _respond(send, 413, f"The request body exceeds {MAX_FRAME_BYTES} bytes.")
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
+        # A client that sends its body a byte at a time must not hold the connection.
+        with anyio.move_on_after(settings.body_timeout_s) as waited:
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > MAX_FRAME_BYTES:
+                    await _respond(send, 413, f"The request body exceeds {MAX_FRAME_BYTES} bytes.")
+                    return
+                chunks.append(chunk)
+                more = message.get("more_body", False)
+        if waited.cancelled_caught:
+            await _respond(
+                send,
+                408,
+                f"The request body did not arrive within {settings.body_timeout_s:g} s "
+                "(the server's body timeout, --body-timeout).",
+                [(b"connection", b"close")],
+            )
+            return
         body = b"".join(chunks)
         from mcp.shared.message import SessionMessage
 
@@ -197,9 +220,36 @@ def _guard(app: ASGIApp, settings: HttpSettings) -> ASGIApp:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await app(scope, replay, send)
+        opening = not any(k == b"mcp-session-id" for k in headers)
+        await app(scope, replay, _naming_the_session_limit(send, settings) if opening else send)
 
     return guarded
+
+
+def _naming_the_session_limit(send: Send, settings: HttpSettings) -> Send:
+    """``send``, with the SDK's bare 503 for a session past the limit replaced by one that
+    names the limit and the option that raises it."""
+    refused = False
+
+    async def sending(message: Message) -> None:
+        nonlocal refused
+        if message["type"] == "http.response.start" and message.get("status") == 503:
+            refused = True
+            return
+        if refused:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                await _respond(
+                    send,
+                    503,
+                    f"Too many open MCP sessions: the server's limit is {settings.max_sessions} "
+                    "(--max-sessions); close unused sessions (HTTP DELETE) or wait for idle ones "
+                    f"to expire ({settings.session_idle_timeout_s:g} s, "
+                    "--session-idle-timeout).",
+                )
+            return
+        await send(message)
+
+    return sending
 
 
 def http_app(
@@ -236,6 +286,8 @@ def http_app(
         streamable_http_path=settings.path,
         transport_security=security,
         host=settings.host,
+        max_sessions=settings.max_sessions,
+        session_idle_timeout=settings.session_idle_timeout_s,
     )
     return _guard(app, settings)
 
@@ -265,7 +317,15 @@ async def serve_http(
     # backlog until uvicorn accepts, instead of being refused.
     sock.listen(2048)
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    from ._slow_clients import header_timeout_protocol
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        http=header_timeout_protocol(settings.header_timeout_s),
+    )
     server = uvicorn.Server(config)
     host = f"[{settings.host.strip('[]')}]" if family == socket.AF_INET6 else settings.host
     print(

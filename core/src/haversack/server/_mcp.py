@@ -169,7 +169,8 @@ def build_server(
     session per MCP session (per stdio process, per HTTP ``Mcp-Session-Id``).
 
     Tool failures come back as ``isError`` results the model can read, never as protocol
-    errors. A call a policy holds for approval is put to the client's user with
+    errors; an unknown tool name is a JSON-RPC ``-32602`` error, as the specification asks.
+    A call a policy holds for approval is put to the client's user with
     ``elicitation/create`` when the client declared that capability, and refused
     otherwise (see :func:`_settle_held`). A cancelled call (``notifications/cancelled``, or
     the client going away) is stopped and rolled back, and gets no response. The server
@@ -179,7 +180,7 @@ def build_server(
     """
     types = _import_mcp()
     from mcp.shared.exceptions import MCPError
-    from mcp_types import INVALID_REQUEST, METHOD_NOT_FOUND, RequestParams
+    from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RequestParams
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     opts = options or ServeOptions()
@@ -202,9 +203,16 @@ def build_server(
                 message="This server keeps a session (plans, workspace) per MCP session; "
                 "connect with the initialize handshake (protocol 2025-11-25 or earlier).",
             )
+        tool = rendered.tool(params.name) if isinstance(params.name, str) else None
+        if tool is None:
+            # The specification answers an unknown tool with a protocol error, not a result.
+            names = ", ".join(t.name for t in rendered.tools) or "none"
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"Unknown tool: {params.name!r}. Available tools: {names}.",
+            )
         executor = await served.executor_for(ctx)
         arguments = params.arguments if params.arguments is not None else {}
-        tool = rendered.tool(params.name) if isinstance(params.name, str) else None
         async with _progress(ctx, params.name, opts.progress_interval_s) as doing:
             result = await _execute(executor, tool, params.name, arguments, opts)
             if not result.success and isinstance(result.value, PendingApproval):
