@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from ._tool import ToolHandler as ToolHandler
     from ._tool_decorator import tool as tool
     from .errors import ApprovalError as ApprovalError
+    from .errors import CheckpointError as CheckpointError
     from .errors import DeadlineExceededError as DeadlineExceededError
     from .errors import HaversackError as HaversackError
     from .errors import NameConflictError as NameConflictError
@@ -99,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     "Append": "._session",
     "Approval": "._approval",
     "ApprovalError": ".errors",
+    "CheckpointError": ".errors",
     "ApprovalPolicy": "._approval",
     "ApprovalVerdict": "._approval",
     "Binding": "._bindings",
