@@ -121,9 +121,11 @@ def test_a_host_workspace_is_checked_by_tree_hash(tmp_path):
     assert saved.workspace.files == {}
     assert saved.workspace.tree_hash == tree_hash(workspace)
     (workspace / "notes.md").write_text("changed by someone else\n")
+    session = Session()
     with FakeProvider(SCRIPT[2:]) as fake, pytest.raises(CheckpointError, match="changed since"):
-        _agent(fake, workspace=workspace).run("", resume=saved)
+        _agent(fake, workspace=workspace).run("", session=session, resume=saved)
     assert fake.requests == []  # refused before the model was asked anything
+    assert all(len(session[tp]) == 0 for tp in session.slice_types)  # nothing half loaded
     (workspace / "notes.md").write_text("one\n")  # back as the checkpoint saw it
     with FakeProvider(SCRIPT[2:]) as fake:
         result = _agent(fake, workspace=workspace).run("", resume=saved)
@@ -280,3 +282,14 @@ def test_a_failed_save_leaves_the_previous_checkpoint(good):
         save_checkpoint(good, broken)
     assert (good / CHECKPOINT_FILE).read_bytes() == before
     assert [p.name for p in good.iterdir()] == [CHECKPOINT_FILE]  # no temporary left
+
+
+def test_a_memory_workspace_that_does_not_match_its_hash_loads_nothing(good):
+    def tamper(data):
+        data["workspace"]["files"]["notes.md"] = "planted\n"
+
+    saved = _body_edit(good, tamper)
+    session = Session()
+    with FakeProvider(SCRIPT[2:]) as fake, pytest.raises(CheckpointError, match="own tree hash"):
+        _agent(fake).run("", session=session, resume=saved)
+    assert session.slice_types == ()

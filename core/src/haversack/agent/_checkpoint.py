@@ -86,7 +86,7 @@ class InvokedData:
     tool_name: str
     arguments: str | dict[str, Any] | None
     rendered: str
-    outcome: str
+    outcome: Literal["ok", "failed", "denied", "invalid", "error", "aborted"]
     call_id: str | None
     duration_s: float
     success: bool
@@ -145,7 +145,7 @@ class Checkpoint:
     system: str
     messages: tuple[Any, ...]
     turns: tuple[TurnData, ...]
-    stop_reason: str | None
+    stop_reason: Literal["completed", "max_turns", "truncated"] | None
     session_id: str
     slices: tuple[SliceData, ...]
     policy_records: dict[str, tuple[str, ...]]
@@ -224,7 +224,7 @@ def invoked_data(record: ToolInvoked) -> InvokedData:
         tool_name=small.tool_name,
         arguments=_json_arguments(small.arguments),
         rendered=small.rendered,
-        outcome=str(small.outcome),
+        outcome=small.outcome.value,  # type: ignore[arg-type]
         call_id=small.call_id,
         duration_s=float(small.duration_s),
         success=small.result.success,
@@ -384,6 +384,9 @@ def save_checkpoint(directory: str | os.PathLike[str], checkpoint: Checkpoint) -
         }
     ).encode()
     final = target / CHECKPOINT_FILE
+    # A writer killed mid-write leaves its temporary file; the next save clears it.
+    for stale in target.glob(".checkpoint-*.tmp"):
+        stale.unlink(missing_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=".checkpoint-", suffix=".tmp", dir=target)
     try:
         with os.fdopen(fd, "wb") as file:
@@ -527,6 +530,20 @@ def resolve_slices(
     return out
 
 
+def check_workspace(checkpoint: Checkpoint) -> None:
+    """Refuse an in-memory workspace whose files do not have the checkpoint's tree hash."""
+    saved = checkpoint.workspace
+    if (
+        saved is not None
+        and saved.kind == "memory"
+        and _hash_entries(saved.directories, saved.files) != saved.tree_hash
+    ):
+        raise CheckpointError(
+            "The checkpoint's in-memory workspace does not match its own tree hash; "
+            "nothing was loaded."
+        )
+
+
 def restore_workspace(checkpoint: Checkpoint, filesystem: Filesystem | None) -> None:
     """Check the host workspace is unchanged, or write an in-memory one back; then check its
     tree hash equals the checkpoint's."""
@@ -565,8 +582,7 @@ def restore_workspace(checkpoint: Checkpoint, filesystem: Filesystem | None) -> 
             "The checkpoint's workspace was in memory; this run's is a host directory. "
             "Resume without --workspace."
         )
-    if _hash_entries(saved.directories, saved.files) != saved.tree_hash:
-        raise CheckpointError("The checkpoint's workspace does not match its own tree hash.")
+    check_workspace(checkpoint)
     for entry in filesystem.list(""):
         filesystem.delete(entry.path, recursive=True)
     for directory in saved.directories:

@@ -282,6 +282,7 @@ class _Run:
         "first_call",
         "on_text",
         "prompt_digest",
+        "restored",
         "resume",
         "session",
         "stop",
@@ -312,7 +313,7 @@ class _Run:
         self.tools = provider.tools(agent.rendered)
         self.prompt_digest = _digest(agent.rendered.text, self.tools)
         # Everything a resume needs is parsed and checked before the session is touched.
-        restored = [] if resume is None else self._check_resume(resume, session)
+        self.restored = [] if resume is None else self._check_resume(resume, session)
         self.session = session if session is not None else Session()
         self.session.register_log(ModelTurn)
         self.session.register_log(ToolInvoked)
@@ -327,7 +328,6 @@ class _Run:
         else:
             self.task = resume.task
             self.conversation = Conversation(resume.system, list(resume.messages))
-            self._restore(resume, restored)
         emit = agent.on_event
         self.streamed = False  # did the provider stream this turn's text through on_text?
         self.on_text = None if emit is None else self._text
@@ -335,7 +335,7 @@ class _Run:
     def _check_resume(
         self, resume: Checkpoint, session: Session | None
     ) -> list[tuple[type, tuple[Any, ...]]]:
-        from ._checkpoint import resolve_slices
+        from ._checkpoint import check_workspace, resolve_slices
 
         provider = self.agent.provider
         if resume.provider != provider.name:
@@ -355,6 +355,7 @@ class _Run:
                 "A checkpoint can only be resumed into a fresh session; this one already "
                 "holds state."
             )
+        check_workspace(resume)
         return resolve_slices(resume)
 
     def _restore(self, resume: Checkpoint, restored: list[tuple[type, tuple[Any, ...]]]) -> None:
@@ -381,7 +382,9 @@ class _Run:
         if self.resume is not None:
             from ._checkpoint import restore_workspace
 
+            # The workspace first: a workspace that does not match leaves the session as it was.
             restore_workspace(self.resume, self._filesystem())
+            self._restore(self.resume, self.restored)
 
     def _filesystem(self) -> Any:
         from haversack.filesystem import Filesystem
@@ -416,7 +419,7 @@ class _Run:
                 system=self.conversation.system,
                 messages=tuple(self.conversation.messages),
                 turns=tuple(turn_data(t) for t in self.turns),
-                stop_reason=str(self.stop) if final else None,
+                stop_reason=self.stop.value if final else None,
                 session_id=self.session.session_id,
                 slices=slices,
                 policy_records=records,
