@@ -293,3 +293,19 @@ def test_a_memory_workspace_that_does_not_match_its_hash_loads_nothing(good):
     with FakeProvider(SCRIPT[2:]) as fake, pytest.raises(CheckpointError, match="own tree hash"):
         _agent(fake).run("", session=session, resume=saved)
     assert session.slice_types == ()
+
+
+def test_arun_checkpoints_and_resumes_too(tmp_path):
+    import asyncio
+
+    whole_session = Session()
+    with FakeProvider(SCRIPT) as fake:
+        whole = _agent(fake).run("go", session=whole_session)
+    with FakeProvider(SCRIPT[:2]) as fake:
+        asyncio.run(_agent(fake, max_turns=2).arun("go", checkpoint=tmp_path))
+    saved = load_checkpoint(tmp_path)
+    assert len(saved.turns) == 2
+    resumed = Session()
+    with FakeProvider(SCRIPT[2:]) as fake:
+        result = asyncio.run(_agent(fake).arun("", session=resumed, resume=saved))
+    assert _summary(result, resumed) == _summary(whole, whole_session)
