@@ -190,6 +190,19 @@ AREAS: dict[str, tuple[str, str]] = {
         "`tool_name`, or an approval pattern matching no tool accepted (or one that matches "
         "refused).",
     ),
+    "checkpoints": (
+        "16. Checkpoints",
+        "A completed `haversack run` checkpoint (planning and VFS state, policy records, an "
+        "in-memory workspace) damaged at random: cut at random lengths, random bits flipped, "
+        "random fields given random JSON values under a valid header and digest, foreign "
+        "header versions; each must be refused with a `CheckpointError` (never another "
+        "exception) and, if it loads, resume whole or leave the session untouched. Beside "
+        "it, a process writing ~1 MB checkpoints in a loop is SIGKILLed at random moments: "
+        "the checkpoint left must load and be the last version written or a newer one. "
+        "(`tests/agent/test_checkpoint_cli.py` kills `haversack run` at every turn boundary "
+        "and at random moments and checks the resumed run ends exactly as an uninterrupted "
+        "one.)",
+    ),
 }
 
 
@@ -246,6 +259,12 @@ FINDINGS: tuple[str, ...] = (
     "a hard link made, written through and removed within one command left the tracked "
     "manifest with the file's old content, so a later failed call rolled the file back to "
     "it. Fixed in `core/src/haversack/filesystem/_snapshot.py` and `_inotify.py`.",
+    "A resumed checkpoint whose workspace did not match (an in-memory workspace whose "
+    "files disagree with its tree hash, found at the full budget: 2 of 2,000 hostile "
+    "files) was refused only after the session's slices and policy records had been "
+    "loaded: a half-loaded session. The workspace is now checked (and written back) "
+    "before the session is touched (`core/src/haversack/agent/_loop.py`, branch "
+    "`checkpoint`).",
 )
 
 

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from ._tool import max_description as max_description
     from ._tool_decorator import tool as tool
     from .errors import ApprovalError as ApprovalError
+    from .errors import CheckpointError as CheckpointError
     from .errors import DeadlineExceededError as DeadlineExceededError
     from .errors import HaversackError as HaversackError
     from .errors import NameConflictError as NameConflictError
@@ -102,6 +103,7 @@ _EXPORTS: dict[str, str] = {
     "Append": "._session",
     "Approval": "._approval",
     "ApprovalError": ".errors",
+    "CheckpointError": ".errors",
     "ApprovalPolicy": "._approval",
     "ApprovalVerdict": "._approval",
     "Binding": "._bindings",

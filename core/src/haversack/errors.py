@@ -43,6 +43,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "ApprovalError",
+    "CheckpointError",
     "DeadlineExceededError",
     "FilesystemError",
     "FilesystemLimitError",
@@ -221,6 +222,11 @@ class ResourceError(HaversackError, LookupError):
 
 class ApprovalError(HaversackError, LookupError):
     """``resume()`` named a call that is not awaiting approval on that executor."""
+
+
+class CheckpointError(HaversackError):
+    """A checkpoint cannot be written, or cannot be resumed: missing, damaged, too large, from
+    another format version, or made for another prompt, provider or workspace."""
 
 
 class ProviderError(HaversackError):

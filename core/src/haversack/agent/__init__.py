@@ -16,6 +16,7 @@ Providers go through their official SDKs (``pip install 'haversack[openai]'`` or
 from __future__ import annotations
 
 from ._anthropic import AnthropicMessages
+from ._checkpoint import Checkpoint, load_checkpoint, save_checkpoint, tree_hash
 from ._loop import Agent, ApproveCallback, EventCallback
 from ._openai import OpenAIChat, OpenAIResponses
 from ._provider import Conversation, OnText, Provider, Reply
@@ -39,6 +40,7 @@ __all__ = [
     "AnthropicMessages",
     "ApprovalRequested",
     "ApproveCallback",
+    "Checkpoint",
     "Conversation",
     "EventCallback",
     "ModelTurn",
@@ -53,5 +55,8 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "Usage",
+    "load_checkpoint",
     "model",
+    "save_checkpoint",
+    "tree_hash",
 ]

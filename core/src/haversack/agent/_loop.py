@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from haversack._session import Session
 from haversack.adapters._common import NO_APPROVER as _NO_APPROVER
 from haversack.adapters._common import pending_of as _pending_of
 from haversack.adapters._common import run_together
-from haversack.errors import HaversackError
+from haversack.errors import CheckpointError, HaversackError
 
 from ._provider import Conversation, Provider, Reply
 from ._records import (
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from haversack._prompt import RenderedPrompt
     from haversack._resources import Resources
     from haversack.adapters import ToolCall
+
+    from ._checkpoint import Checkpoint
 
 __all__ = ["Agent", "ApproveCallback", "EventCallback"]
 
@@ -101,23 +104,32 @@ class Agent:
         session: Session | None = None,
         resources: Resources | ResourceRegistry | None = None,
         deadline: Deadline | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: Checkpoint | None = None,
+        checkpoint_extra: Callable[[], dict[str, Any]] | None = None,
     ) -> RunResult:
         """Run ``task`` to the end (blocking); see the class docstring.
 
         ``deadline`` bounds the whole run: it is checked before every model call and by the
         executor before every tool call, and raises ``DeadlineExceededError`` once passed.
         Inside a running event loop (an async app), use :meth:`arun`.
+
+        With ``checkpoint`` (a directory), a :class:`Checkpoint` is written there after every
+        turn (``checkpoint_extra()`` is stored in its ``extra``); ``resume`` continues the
+        run a :func:`load_checkpoint` read (``task`` is then ignored: the checkpoint's is
+        used) in a fresh session, after checking the prompt, provider and workspace match.
         """
         if _loop_running() and any(tool.is_async for tool in self.rendered.tools):
             raise HaversackError(
                 "Agent.run() was called inside a running event loop and the prompt has async "
                 "tools, which cannot run there; use `await agent.arun(...)`."
             )
-        run = _Run(self, session, task, deadline)
+        run = _Run(self, session, task, deadline, checkpoint, resume, checkpoint_extra)
         try:
             with ToolExecutor(
                 self.rendered, session=run.session, resources=resources, deadline=deadline
             ) as executor:
+                run.attach(executor)
                 while run.next_turn():
                     started = time.perf_counter()
                     reply = self.provider.complete(
@@ -129,6 +141,8 @@ class Agent:
                     results = [self._call(executor, call) for call in calls]
                     results += self._refuse(extra, len(reply.calls))
                     self.provider.add_results(run.conversation, results)
+                    run.save()
+                run.save(final=True)
         finally:
             self.provider.close()
         return run.result()
@@ -162,13 +176,17 @@ class Agent:
         session: Session | None = None,
         resources: Resources | ResourceRegistry | None = None,
         deadline: Deadline | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: Checkpoint | None = None,
+        checkpoint_extra: Callable[[], dict[str, Any]] | None = None,
     ) -> RunResult:
         """:meth:`run` for asynchronous apps: async tools and async callbacks are awaited."""
-        run = _Run(self, session, task, deadline)
+        run = _Run(self, session, task, deadline, checkpoint, resume, checkpoint_extra)
         try:
             with ToolExecutor(
                 self.rendered, session=run.session, resources=resources, deadline=deadline
             ) as executor:
+                run.attach(executor)
                 while run.next_turn():
                     started = time.perf_counter()
                     reply = await self.provider.acomplete(
@@ -180,6 +198,8 @@ class Agent:
                     results = await self._acalls(executor, calls)
                     results += self._refuse(extra, len(reply.calls))
                     self.provider.add_results(run.conversation, results)
+                    run.save()
+                run.save(final=True)
         finally:
             await self.provider.aclose()
         return run.result()
@@ -254,43 +274,169 @@ class _Run:
 
     __slots__ = (
         "agent",
+        "checkpoint_dir",
+        "checkpoint_extra",
         "conversation",
         "deadline",
+        "executor",
+        "finished",
         "first_call",
         "on_text",
+        "prompt_digest",
+        "restored",
+        "resume",
         "session",
         "stop",
         "streamed",
+        "task",
         "tools",
         "turns",
         "usage",
     )
 
     def __init__(
-        self, agent: Agent, session: Session | None, task: str, deadline: Deadline | None
+        self,
+        agent: Agent,
+        session: Session | None,
+        task: str,
+        deadline: Deadline | None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: Checkpoint | None = None,
+        checkpoint_extra: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.agent = agent
         self.deadline = deadline
+        self.checkpoint_dir = checkpoint
+        self.checkpoint_extra = checkpoint_extra
+        self.resume = resume
+        self.executor: ToolExecutor | None = None
+        provider = agent.provider
+        self.tools = provider.tools(agent.rendered)
+        self.prompt_digest = _digest(agent.rendered.text, self.tools)
+        # Everything a resume needs is parsed and checked before the session is touched.
+        self.restored = [] if resume is None else self._check_resume(resume, session)
         self.session = session if session is not None else Session()
         self.session.register_log(ModelTurn)
         self.session.register_log(ToolInvoked)
         self.first_call = len(self.session[ToolInvoked].all())
-        provider = agent.provider
-        self.tools = provider.tools(agent.rendered)
-        self.conversation: Conversation = provider.start(agent.rendered.text, task)
         self.turns: list[ModelTurn] = []
         self.usage = Usage()
         self.stop = StopReason.MAX_TURNS
+        self.finished = False
+        if resume is None:
+            self.task = task
+            self.conversation: Conversation = provider.start(agent.rendered.text, task)
+        else:
+            self.task = resume.task
+            self.conversation = Conversation(resume.system, list(resume.messages))
         emit = agent.on_event
         self.streamed = False  # did the provider stream this turn's text through on_text?
         self.on_text = None if emit is None else self._text
+
+    def _check_resume(
+        self, resume: Checkpoint, session: Session | None
+    ) -> list[tuple[type, tuple[Any, ...]]]:
+        from ._checkpoint import check_workspace, resolve_slices
+
+        provider = self.agent.provider
+        if resume.provider != provider.name:
+            raise CheckpointError(
+                f"The checkpoint is of a run with provider {resume.provider!r}; this one uses "
+                f"{provider.name!r}, whose messages differ. Resume with the same provider."
+            )
+        if resume.prompt_digest != self.prompt_digest:
+            raise CheckpointError(
+                "The checkpoint was written for another prompt or tool set (the composed "
+                "prompt's text or tools differ); resume with the same packs and options."
+            )
+        if session is not None and any(
+            len(session[tp]) for tp in session.slice_types if tp not in (ModelTurn, ToolInvoked)
+        ):
+            raise CheckpointError(
+                "A checkpoint can only be resumed into a fresh session; this one already "
+                "holds state."
+            )
+        check_workspace(resume)
+        return resolve_slices(resume)
+
+    def _restore(self, resume: Checkpoint, restored: list[tuple[type, tuple[Any, ...]]]) -> None:
+        from haversack._policy_state import set_policy_values
+
+        session = self.session
+        for slice_type, items in restored:
+            session[slice_type].seed(items)
+        for policy, values in resume.policy_records.items():
+            set_policy_values(session, policy, values)
+        self.turns = list(resume.model_turns())
+        session[ModelTurn].extend(self.turns)
+        session[ToolInvoked].extend(resume.tool_records())
+        for turn in self.turns:
+            self.usage = self.usage + turn.usage
+        if resume.stop_reason is not None:
+            self.stop = StopReason(resume.stop_reason)
+            # A run the turn cap stopped may go on under a higher cap; the others are over.
+            self.finished = self.stop is not StopReason.MAX_TURNS
+
+    def attach(self, executor: ToolExecutor) -> None:
+        """Use ``executor``'s workspace: written back or checked when resuming."""
+        self.executor = executor
+        if self.resume is not None:
+            from ._checkpoint import restore_workspace
+
+            # The workspace first: a workspace that does not match leaves the session as it was.
+            restore_workspace(self.resume, self._filesystem())
+            self._restore(self.resume, self.restored)
+
+    def _filesystem(self) -> Any:
+        from haversack.filesystem import Filesystem
+
+        assert self.executor is not None
+        return self.executor.resources.get_optional(Filesystem)
+
+    def save(self, *, final: bool = False) -> None:
+        """Write a checkpoint of the run so far (when the run has a checkpoint directory)."""
+        if self.checkpoint_dir is None or self.executor is None:
+            return
+        from ._checkpoint import (
+            Checkpoint,
+            invoked_data,
+            pending_data,
+            save_checkpoint,
+            session_state,
+            turn_data,
+            workspace_data,
+        )
+
+        slices, records = session_state(self.session)
+        provider = self.agent.provider
+        calls = self.session[ToolInvoked].all()[self.first_call :]
+        save_checkpoint(
+            self.checkpoint_dir,
+            Checkpoint(
+                task=self.task,
+                provider=provider.name,
+                model=provider.model,
+                prompt_digest=self.prompt_digest,
+                system=self.conversation.system,
+                messages=tuple(self.conversation.messages),
+                turns=tuple(turn_data(t) for t in self.turns),
+                stop_reason=self.stop.value if final else None,
+                session_id=self.session.session_id,
+                slices=slices,
+                policy_records=records,
+                calls=tuple(invoked_data(c) for c in calls if c.outcome is not CallOutcome.PENDING),
+                pending=tuple(pending_data(p) for p in self.executor.pending),
+                workspace=workspace_data(self._filesystem()),
+                extra=dict(self.checkpoint_extra()) if self.checkpoint_extra else {},
+            ),
+        )
 
     def _text(self, text: str) -> None:
         self.streamed = True
         self.agent._emit(TextDelta(text))
 
     def next_turn(self) -> bool:
-        if len(self.turns) >= self.agent.max_turns:
+        if self.finished or len(self.turns) >= self.agent.max_turns:
             return False
         if self.deadline is not None:
             self.deadline.check(f"model turn {len(self.turns) + 1}")
@@ -321,6 +467,7 @@ class _Run:
         if reply.calls:
             return False
         self.stop = StopReason.TRUNCATED if reply.truncated else StopReason.COMPLETED
+        self.finished = True
         return True
 
     def result(self) -> RunResult:
@@ -333,6 +480,15 @@ class _Run:
             calls=tuple(c for c in calls if c.outcome is not CallOutcome.PENDING),
             messages=self.conversation.messages,
         )
+
+
+def _digest(system: str, tools: list[dict[str, Any]]) -> str:
+    """What a checkpoint's prompt must match: the system text and the tools as sent."""
+    import hashlib
+    import json
+
+    text = json.dumps([system, tools], sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _loop_running() -> bool:

@@ -139,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _hint(exc: Exception) -> str:
     from haversack.errors import (
+        CheckpointError,
         NameConflictError,
         PackConfigError,
         PackLoadError,
@@ -157,6 +158,11 @@ def _hint(exc: Exception) -> str:
         )
     if isinstance(exc, ResourceError):
         return "`haversack check` opens every resource and lists each one that fails."
+    if isinstance(exc, CheckpointError):
+        return (
+            "see docs/agents.md (checkpoint and resume); start the run again without "
+            "--resume if the checkpoint cannot be used."
+        )
     if isinstance(exc, ProviderError):
         return "see docs/agents.md (models, API keys, base URLs)."
     return "set HAVERSACK_DEBUG=1 for the traceback."

@@ -27,7 +27,9 @@ DEFAULT_TIMEOUT_S = 600.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The task, the model, approval and transcript options."""
-    parser.add_argument("task", metavar="TASK", help="what the model should do")
+    parser.add_argument(
+        "task", metavar="TASK", nargs="?", help="what the model should do (not with --resume)"
+    )
     parser.add_argument(
         "-m",
         "--model",
@@ -76,6 +78,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="haversack-run.jsonl",
         help="where to write the run as JSON lines (default haversack-run.jsonl; '-' for none)",
     )
+    parser.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="write a checkpoint of the run to DIR after every turn (see --resume)",
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the run checkpointed in DIR (and keep checkpointing there unless "
+        "--checkpoint names another directory); give the same packs, options and provider",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,9 +97,15 @@ def run(args: argparse.Namespace) -> int:
     from haversack._approval import ApprovalPolicy
     from haversack._deadline import Deadline
     from haversack._packs import compose
-    from haversack.agent import Agent, StopReason
-    from haversack.errors import DeadlineExceededError, ProviderError
+    from haversack.agent import Agent, StopReason, load_checkpoint
+    from haversack.errors import DeadlineExceededError, HaversackError, ProviderError
 
+    if (args.task is None) == (args.resume is None):
+        raise HaversackError(
+            "give a TASK to start a run, or --resume DIR to continue one (not both)"
+        )
+    # Read and validated whole before anything else happens: a bad checkpoint changes nothing.
+    resume = load_checkpoint(args.resume) if args.resume is not None else None
     asks = args.ask or args.ask_writes
     policies = [ApprovalPolicy(args.ask, not_read_only=args.ask_writes)] if asks else []
     prompt = compose(
@@ -102,9 +121,19 @@ def run(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         stream=not args.no_stream,
     )
+    if resume is not None:
+        out.records = _transcript(resume.extra)
+        out.print(f"[resumed from {args.resume}: {len(resume.turns)} turn(s) done]")
+    checkpoint = args.checkpoint if args.checkpoint is not None else args.resume
     deadline = Deadline.after(args.timeout) if args.timeout else None
     try:
-        result = agent.run(args.task, deadline=deadline)
+        result = agent.run(
+            args.task or "",
+            deadline=deadline,
+            resume=resume,
+            checkpoint=checkpoint,
+            checkpoint_extra=lambda: {"transcript": list(out.records)},
+        )
     except (ProviderError, DeadlineExceededError) as exc:
         error = {"type": "end", "stop_reason": "error", "error": f"{type(exc).__name__}: {exc}"}
         _write(args.transcript, [*out.records, error], out)
@@ -129,6 +158,14 @@ def run(args: argparse.Namespace) -> int:
     )
     _write(args.transcript, [*out.records, _end(result)], out)
     return EXIT_COMPLETED if result.stop_reason is StopReason.COMPLETED else EXIT_STOPPED
+
+
+def _transcript(extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """The transcript records a checkpoint kept (only JSON objects; anything else is dropped)."""
+    records = extra.get("transcript")
+    if not isinstance(records, list):
+        return []
+    return [record for record in records if isinstance(record, dict)]
 
 
 def _at_least_one(text: str) -> int:
