@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -33,40 +31,10 @@ from haversack.filesystem import DirectoryFilesystem, ProtectedPaths
 
 from ._canary import Canary
 from ._harness import budget
+from ._repo import git, tree_state
 
 AREA = "workspace-boundary"
 GIT = shutil.which("git")
-
-
-def _git(repo: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(repo.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    return subprocess.run(
-        ["git", *argv], cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-def _tree(root: Path) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder, name)
-            st_ = path.lstat()
-            rel = str(path.relative_to(root))
-            if stat.S_ISDIR(st_.st_mode):
-                out[rel] = ("dir", stat.S_IMODE(st_.st_mode))
-            elif stat.S_ISLNK(st_.st_mode):
-                out[rel] = ("link", os.readlink(path))
-            else:
-                out[rel] = (path.read_bytes(), stat.S_IMODE(st_.st_mode))
-    return out
 
 
 def _attacks(marker: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -111,7 +79,7 @@ def test_file_tools_cannot_plant_what_the_host_runs(figure, scratch: Path) -> No
     assert GIT is not None, "git must be installed to run this family"
     repo = scratch / "repo"
     repo.mkdir()
-    assert _git(repo, "init", "-q").returncode == 0
+    assert git(repo, "init", "-q").returncode == 0
     (repo / "app.py").write_text("print('hi')\n")
     hooks = repo / ".git" / "hooks"
     hooks.mkdir(exist_ok=True)
@@ -134,7 +102,7 @@ def test_file_tools_cannot_plant_what_the_host_runs(figure, scratch: Path) -> No
     )
     executor = ToolExecutor(prompt.render(), session=Session())
     try:
-        before = _tree(repo)
+        before = tree_state(repo)
         for tool, arguments in _attacks(marker):
             fig.case()
             result = executor.execute(tool, arguments)
@@ -143,13 +111,13 @@ def test_file_tools_cannot_plant_what_the_host_runs(figure, scratch: Path) -> No
                 "protected" in result.message or not result.success,
                 f"{tool}({arguments}): {result.message}",
             )
-            fig.check(_tree(repo) == before, f"{tool}({arguments}) changed the tree")
+            fig.check(tree_state(repo) == before, f"{tool}({arguments}) changed the tree")
     finally:
         executor.close()
     # The host's own git, as the user runs it after the session.
     for argv in (("status",), ("add", "-A"), ("commit", "-q", "-m", "after the session")):
         fig.case()
-        done = _git(repo, *argv)
+        done = git(repo, *argv)
         fig.check(done.returncode == 0, f"host git {argv}: {done.stderr}")
     fig.check(not marker.exists(), "a planted command ran on the host")
     for problem in canary.intact():
@@ -207,7 +175,7 @@ def test_foreign_writers_keep_their_changes(figure, tmp_path_factory, ops) -> No
     (root / "d" / "c").write_text("original c\n")
     fs = DirectoryFilesystem(root, shared=True, protected=ProtectedPaths())
     try:
-        original = _tree(root)
+        original = tree_state(root)
         mark = fs.snapshot()
         called: set[str] = set()
         other_last: dict[str, object] = {}
@@ -222,12 +190,12 @@ def test_foreign_writers_keep_their_changes(figure, tmp_path_factory, ops) -> No
                     called.add(name)
                     run.pop(name, None)
                 continue
-            before = _tree(root).get(name, "missing")
+            before = tree_state(root).get(name, "missing")
             if name not in run:
                 run[name] = (before, name in other_last, other_last.get(name), name in raced)
             if not _other(root, op, name, serial):
                 continue
-            now = _tree(root).get(name, "missing")
+            now = tree_state(root).get(name, "missing")
             start, had, previous, was_raced = run[name]
             if now == start:
                 other_last.pop(name, None)
@@ -241,7 +209,7 @@ def test_foreign_writers_keep_their_changes(figure, tmp_path_factory, ops) -> No
                     raced.add(name)
         report = fs.restore(mark)
         fig.case()
-        after = _tree(root)
+        after = tree_state(root)
         for name in NAMES:
             if name in other_last:
                 fig.check(

@@ -16,12 +16,9 @@ The user's own git repository is the Podman pack's workspace. Families:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 import shutil
-import stat
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -33,43 +30,12 @@ from haversack import Session, ToolExecutor, compose
 
 from ._canary import Canary
 from ._harness import budget
+from ._repo import git, tree_state
 
 pytestmark = pytest.mark.podman
 
 AREA = "workspace-boundary"
 GIT = shutil.which("git")
-
-
-def _git(repo: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(repo.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    return subprocess.run(
-        ["git", *argv], cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-def _tree(root: Path) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder, name)
-            st_ = path.lstat()
-            rel = str(path.relative_to(root))
-            if stat.S_ISDIR(st_.st_mode):
-                out[rel] = ("dir", stat.S_IMODE(st_.st_mode))
-            elif stat.S_ISLNK(st_.st_mode):
-                out[rel] = ("link", os.readlink(path))
-            else:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                out[rel] = (digest, stat.S_IMODE(st_.st_mode))
-    return out
 
 
 def _executor(repo: Path, scratch: Path) -> ToolExecutor:
@@ -88,14 +54,14 @@ def _executor(repo: Path, scratch: Path) -> ToolExecutor:
 def _repo(scratch: Path) -> Path:
     repo = scratch / "repo"
     repo.mkdir()
-    assert _git(repo, "init", "-q").returncode == 0
+    assert git(repo, "init", "-q").returncode == 0
     (repo / "app.py").write_text("print('hi')\n")
     (repo / ".git" / "hooks").mkdir(exist_ok=True)
     (repo / ".git" / "hooks" / "post-commit").write_text("#!/bin/sh\ntrue\n")
     (repo / ".git" / "hooks" / "post-commit").chmod(0o755)
     (repo / "nested" / ".git").mkdir(parents=True)
-    assert _git(repo, "add", "app.py").returncode == 0
-    assert _git(repo, "commit", "-qm", "init").returncode == 0
+    assert git(repo, "add", "app.py").returncode == 0
+    assert git(repo, "commit", "-qm", "init").returncode == 0
     return repo
 
 
@@ -144,12 +110,12 @@ def test_commands_cannot_plant_what_the_host_runs(figure, scratch: Path) -> None
     marker = scratch / "outside" / "PLANTED"
     executor = _executor(repo, scratch)
     try:
-        before = _tree(repo)
+        before = tree_state(repo)
         for command in _attacks(marker):
             fig.case()
             result = executor.execute("shell_execute", {"command": command})
             fig.check(not result.success, f"{command!r} succeeded")
-            fig.check(_tree(repo) == before, f"{command!r} changed the tree: {result.message}")
+            fig.check(tree_state(repo) == before, f"{command!r} changed the tree: {result.message}")
         # Still a working sandbox on the same directory.
         fig.case()
         done = executor.execute("shell_execute", {"command": "echo fine > fine.txt"})
@@ -164,14 +130,14 @@ def test_commands_cannot_plant_what_the_host_runs(figure, scratch: Path) -> None
             {"command": "git add fine.txt && git commit -qm 'in the sandbox'", "env": identity},
         )
         fig.check(done.success, f"git commit in the sandbox failed: {done.message}")
-        log = _git(repo, "log", "-1", "--format=%s").stdout.strip()
+        log = git(repo, "log", "-1", "--format=%s").stdout.strip()
         fig.check(log == "in the sandbox", f"the sandbox's commit is not the host's: {log!r}")
     finally:
         executor.close()
     (repo / "app.py").write_text("print('changed by the user')\n")
     for argv in (("status",), ("add", "-A"), ("commit", "-q", "-m", "after the session")):
         fig.case()
-        done = _git(repo, *argv)
+        done = git(repo, *argv)
         fig.check(done.returncode == 0, f"host git {argv}: {done.stderr}")
     fig.check(not marker.exists(), "a planted command ran on the host")
     for problem in canary.intact():
