@@ -360,7 +360,8 @@ def render_page(meta: dict[str, Any]) -> str:
         "`reliability/results/*.json`. Durations are figures, never asserted.",
         "",
         f"Last run: {meta['date']}, budget **{meta['budget']}**, Python {meta['python']}, "
-        f"{meta['machine']}; pytest exit code {meta['pytest_exit']}.",
+        f"{meta['machine']}; pytest exit code {meta['pytest_exit']}"
+        + (f" ({meta['scope']})." if meta.get("scope") else "."),
         "",
         "| Area | Cases tried | Failures found | Time (s) |",
         "|---|---:|---:|---:|",
@@ -419,6 +420,12 @@ def main(argv: list[str]) -> int:
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
         "pytest_exit": code,
     }
+    if _narrowed(extra):
+        areas = sorted({f["area"] for f in figures})
+        meta["scope"] = (
+            f"that run covered only {', '.join(areas)}; the other areas show their own last "
+            "run, whose budget their results file records"
+        )
     write_results(figures, meta, keep_missing=_narrowed(extra))
     PAGE.write_text(render_page(meta))
     print(f"reliability: {len(figures)} figures; wrote {RESULTS} and {PAGE}")
