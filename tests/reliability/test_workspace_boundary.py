@@ -161,75 +161,80 @@ def _call(fs: DirectoryFilesystem, op: str, name: str, serial: int) -> bool:
     return True
 
 
-@settings(
-    max_examples=budget(60, 1000),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(ops=st.lists(_op, min_size=1, max_size=14))
-def test_foreign_writers_keep_their_changes(figure, tmp_path_factory, ops) -> None:
+def test_foreign_writers_keep_their_changes(figure, tmp_path_factory) -> None:
     fig = figure(AREA, "file tools: other writers during failing calls (hypothesis)")
-    root = tmp_path_factory.mktemp("ws")
-    (root / "d").mkdir()
-    (root / "a").write_text("original a\n")
-    (root / "d" / "c").write_text("original c\n")
-    fs = DirectoryFilesystem(root, shared=True, protected=ProtectedPaths())
-    try:
-        original = tree_state(root)
-        mark = fs.snapshot()
-        called: set[str] = set()
-        other_last: dict[str, object] = {}
-        raced: set[str] = set()
-        # A run of the other party's changes between two of the call's that ends where it
-        # began (write, then delete what the call had deleted) changed nothing anyone can
-        # tell apart: the oracle forgets it.
-        run: dict[str, tuple[object, bool, object, bool]] = {}
-        for serial, (who, op, name) in enumerate(ops):
-            if who == "call":
-                if _call(fs, op, name, serial):
-                    called.add(name)
-                    run.pop(name, None)
-                continue
-            before = tree_state(root).get(name, "missing")
-            if name not in run:
-                run[name] = (before, name in other_last, other_last.get(name), name in raced)
-            if not _other(root, op, name, serial):
-                continue
-            now = tree_state(root).get(name, "missing")
-            start, had, previous, was_raced = run[name]
-            if now == start:
-                other_last.pop(name, None)
-                if had:
-                    other_last[name] = previous
-                if not was_raced:
-                    raced.discard(name)
-            else:
-                other_last[name] = now
-                if name in called:
-                    raced.add(name)
-        report = fs.restore(mark)
-        fig.case()
-        after = tree_state(root)
-        for name in NAMES:
-            if name in other_last:
-                fig.check(
-                    after.get(name, "missing") == other_last[name],
-                    f"{ops}: the other party's change to {name} was lost",
-                )
-            else:
-                fig.check(
-                    after.get(name, "missing") == original.get(name, "missing"),
-                    f"{ops}: {name}, changed only by the call, was not rolled back",
-                )
-        assert report is not None
-        kept_files = {p for p in report.kept if p in NAMES}
-        # Reported: only paths the other party changed after the call did (a path the call
-        # left as it found it, such as written and deleted again, needs no report).
-        fig.check(kept_files <= raced, f"{ops}: reported {sorted(kept_files)}, raced {raced}")
-        fig.check(
-            not any(n.startswith(".haversack-") for n in os.listdir(root)),
-            f"{ops}: a temporary file was left in the workspace",
-        )
-    finally:
-        fs.close()
+
+    @settings(
+        max_examples=budget(60, 1000),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(ops=st.lists(_op, min_size=1, max_size=14))
+    def case(ops: list[tuple[str, str, str]]) -> None:
+        root = tmp_path_factory.mktemp("ws")
+        (root / "d").mkdir()
+        (root / "a").write_text("original a\n")
+        (root / "d" / "c").write_text("original c\n")
+        fs = DirectoryFilesystem(root, shared=True, protected=ProtectedPaths())
+        try:
+            original = tree_state(root)
+            mark = fs.snapshot()
+            called: set[str] = set()
+            other_last: dict[str, object] = {}
+            raced: set[str] = set()
+            # A run of the other party's changes between two of the call's that ends where it
+            # began (write, then delete what the call had deleted) changed nothing anyone can
+            # tell apart: the oracle forgets it.
+            run: dict[str, tuple[object, bool, object, bool]] = {}
+            for serial, (who, op, name) in enumerate(ops):
+                if who == "call":
+                    if _call(fs, op, name, serial):
+                        called.add(name)
+                        run.pop(name, None)
+                    continue
+                before = tree_state(root).get(name, "missing")
+                if name not in run:
+                    run[name] = (before, name in other_last, other_last.get(name), name in raced)
+                if not _other(root, op, name, serial):
+                    continue
+                now = tree_state(root).get(name, "missing")
+                start, had, previous, was_raced = run[name]
+                if now == start:
+                    other_last.pop(name, None)
+                    if had:
+                        other_last[name] = previous
+                    if not was_raced:
+                        raced.discard(name)
+                else:
+                    other_last[name] = now
+                    if name in called:
+                        raced.add(name)
+            report = fs.restore(mark)
+            fig.case()
+            after = tree_state(root)
+            for name in NAMES:
+                if name in other_last:
+                    fig.check(
+                        after.get(name, "missing") == other_last[name],
+                        f"{ops}: the other party's change to {name} was lost",
+                    )
+                else:
+                    fig.check(
+                        after.get(name, "missing") == original.get(name, "missing"),
+                        f"{ops}: {name}, changed only by the call, was not rolled back",
+                    )
+            assert report is not None
+            kept_files = {p for p in report.kept if p in NAMES}
+            # Reported: only paths the other party changed after the call did (a path the call
+            # left as it found it, such as written and deleted again, needs no report).
+            fig.check(kept_files <= raced, f"{ops}: reported {sorted(kept_files)}, raced {raced}")
+            fig.check(
+                not any(n.startswith(".haversack-") for n in os.listdir(root)),
+                f"{ops}: a temporary file was left in the workspace",
+            )
+        finally:
+            fs.close()
+
+    case()
     fig.assert_clean()
