@@ -4,7 +4,9 @@ Run as ``python hostile_server.py PLAN.json``. The plan (JSON) says how to misbe
 ``tools`` (a list of raw tool objects: name, description, inputSchema, as sent), ``many``
 (that many more plain tools), ``result_chars`` (every call answers this much text), and
 ``daemon`` (a path: at start, double-fork a ``setsid`` daemon that writes its pid there and
-sleeps forever).
+sleeps forever), ``start_delay`` (seconds to sleep before serving), ``linger`` (seconds
+to sleep after its input ends, before it exits: a server slow to stop) and ``ended`` (a
+path, created when its input ends).
 """
 
 from __future__ import annotations
@@ -64,7 +66,11 @@ def main() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
+    time.sleep(float(plan.get("start_delay", 0)))
     anyio.run(run)
+    if plan.get("ended"):
+        open(plan["ended"], "w").close()
+    time.sleep(float(plan.get("linger", 0)))
 
 
 if __name__ == "__main__":

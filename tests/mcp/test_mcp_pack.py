@@ -445,6 +445,52 @@ def test_the_same_loop_path_honours_timeouts_and_cancellation(everything):
     assert outcomes.count(CallOutcome.ABORTED) == 1
 
 
+HOSTILE = Path(__file__).with_name("hostile_server.py")
+
+
+@pytest.mark.parametrize("when", ["while it stops", "while it starts"])
+def test_the_loops_end_still_waits_for_the_server(tmp_path, when):
+    # asyncio.run ends by cancelling every task left: here the session's own task, while it
+    # stops (or starts) a server slow to exit. anyio's shielded scopes do not hold off that
+    # asyncio cancellation, so the server used to be left running and its transport unclosed
+    # (a ResourceWarning at garbage collection, which pytest turns into a failure).
+    import asyncio
+    import gc
+    import json
+
+    token = uuid.uuid4().hex
+    plan = tmp_path / "plan.json"
+    ended = tmp_path / "ended"
+    tool = {"name": "ok", "description": "A fine tool.", "inputSchema": {"type": "object"}}
+    plan.write_text(json.dumps({"tools": [tool]}))
+    command = [sys.executable, str(HOSTILE), str(plan)]
+    rendered = _compose({"slow": {"command": command, "env": {"HAVERSACK_TEST_TOKEN": token}}})
+    rendered = rendered.render()
+    # From now on the server lingers after its input ends (or before it answers at start)
+    # until the stop's escalation kills it.
+    slow = {"start_delay": 60} if when == "while it starts" else {"linger": 60}
+    plan.write_text(json.dumps({"tools": [tool], "ended": str(ended), **slow}))
+
+    async def main():
+        with ToolExecutor(rendered, session=Session()) as executor:
+            if when == "while it stops":
+                assert (await executor.aexecute("slow_ok", {})).success
+            else:
+                call = asyncio.create_task(executor.aexecute("slow_ok", {}))
+                while not _processes_with(token):
+                    await asyncio.sleep(0.02)
+                assert not call.done()  # started, not answering yet: now the loop ends
+                return
+        # close() on the session's loop asked its task to stop the server: once the server
+        # saw its input end, the stop waits for it to exit, and the loop ends meanwhile.
+        while not ended.exists():
+            await asyncio.sleep(0.02)
+
+    asyncio.run(main())
+    gc.collect()
+    assert _processes_with(token, supervisors=True) == []
+
+
 def test_a_crash_under_a_session_on_the_callers_loop_is_reported_and_recovered():
     import asyncio
 

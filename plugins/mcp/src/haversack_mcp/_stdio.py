@@ -4,13 +4,16 @@ The SDK joins its buffer to each chunk read (``(buffer + chunk).split("\\n")``),
 quadratic in a message's length (a 200 MiB result took minutes), and keeps any length.
 Here chunks are kept in a list and joined once per message; a message past
 ``max_message_bytes`` is skipped as it streams in and answered, when its request id can
-be read from its start, by a JSON-RPC error that names the limit. Process start and
-shutdown are the SDK's own (its private helpers, pinned by ``mcp<3``).
+be read from its start, by a JSON-RPC error that names the limit. The process is started
+by the SDK's helper (private, pinned by ``mcp<3``); start and stop run to their end even
+when the task is cancelled meanwhile (see :func:`_started` and :func:`_stopped`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -65,6 +68,89 @@ def _refused(head: bytes, message: str) -> Any:
     return SessionMessage(error)
 
 
+#: How long a server has to exit once its input is closed, then once it is sent SIGTERM
+#: (its supervisor kills the tree a second after that), then once it is sent SIGKILL.
+_STOP_GRACE_S = 2.0
+_POLL_S = 0.01
+
+
+async def _started(command: list[str], env: dict[str, str], cwd: str | None) -> Any:
+    """The server's process, started to the end even if this task is cancelled meanwhile:
+    a process started by a cancelled start is stopped before the cancellation goes on."""
+    from mcp.client import stdio as sdk
+
+    starting = asyncio.get_running_loop().create_task(
+        sdk._create_platform_compatible_process(
+            command=command[0], args=command[1:], env=env, errlog=sys.stderr, cwd=cwd
+        )
+    )
+    cancelled: BaseException | None = None
+    while not starting.done():
+        try:
+            await asyncio.wait([starting])
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    # A start cancelled itself raises here, asyncio having killed and waited for the process.
+    process = starting.result()
+    if cancelled is not None:
+        await _stopped(process)
+        raise cancelled
+    return process
+
+
+async def _stopped(process: Any) -> None:
+    """Stop ``process`` and wait for it: close its input, wait, SIGTERM its group, wait,
+    SIGKILL its group, wait (each wait bounded); then close its transport.
+
+    A cancellation meanwhile is held until then and raised after: anyio's shielded scopes do
+    not hold off asyncio's own ``Task.cancel``, which ``asyncio.run`` sends every task left
+    when its main coroutine ends, and a stop cut short leaves the process running and its
+    transport unclosed once the loop is gone.
+    """
+    import contextlib
+    import logging
+    import os
+
+    from mcp.client import stdio as sdk
+
+    loop = asyncio.get_running_loop()
+    cancelled: BaseException | None = None
+
+    async def held(step: Any) -> None:
+        nonlocal cancelled
+        try:
+            await step
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+
+    async def exited(within: float) -> bool:
+        deadline = loop.time() + within
+        while process.returncode is None and loop.time() < deadline:
+            await held(asyncio.sleep(_POLL_S))
+        return process.returncode is not None
+
+    try:
+        await held(sdk._close_pipe(process.stdin))
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if await exited(_STOP_GRACE_S):
+                break
+            # The supervisor leads the group (a session of its own): the server gets the
+            # signal too, and the supervisor kills what left the group.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)
+        else:
+            if not await exited(_STOP_GRACE_S):
+                logging.getLogger(__name__).warning(
+                    "MCP server process %d is still alive after SIGKILL; abandoning it",
+                    process.pid,
+                )
+        await held(sdk._close_pipe(process.stdout))
+    finally:
+        sdk._close_subprocess_transport(process)
+    if cancelled is not None:
+        raise cancelled
+
+
 @asynccontextmanager
 async def stdio_transport(
     command: list[str], env: dict[str, str], cwd: str | None, max_message_bytes: int
@@ -74,9 +160,7 @@ async def stdio_transport(
     import anyio.lowlevel
     from mcp.client import stdio as sdk
 
-    process = await sdk._create_platform_compatible_process(
-        command=command[0], args=command[1:], env=env, errlog=sys.stderr, cwd=cwd
-    )
+    process = await _started(command, env, cwd)
     # No awaits until the task group is entered: a cancellation there would leak the process.
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
@@ -150,9 +234,11 @@ async def stdio_transport(
     async def shutdown() -> None:
         read_stream.close()
         write_stream.close()
-        with anyio.move_on_after(sdk._WRITER_FLUSH_TIMEOUT):
-            await writer_done.wait()
-        await sdk._stop_server_process(process)
+        try:
+            with anyio.move_on_after(sdk._WRITER_FLUSH_TIMEOUT):
+                await writer_done.wait()
+        finally:
+            await _stopped(process)  # also when a cancellation cut the flush short
         for stream in (read_stream, write_stream, read_writer, write_reader):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()
