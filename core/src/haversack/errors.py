@@ -19,13 +19,13 @@ A tool failing at run time never raises into the evaluation: the executor turns 
     │       ├── FilesystemLimitError                a size, count or budget limit is exceeded
     │       ├── ReadOnlyFilesystemError (PermissionError)
     │       │   └── ProtectedPathError              the host runs or trusts this path
-    │       ├── WorkspaceConflictError              someone else changed the path meanwhile
     │       └── InvalidArgumentError                another argument is unusable (offset, text)
     │           └── InvalidPatternError             a grep pattern does not compile
     ├── PromptEvaluationError (RuntimeError)        the evaluation itself must stop
     │   └── DeadlineExceededError
     ├── ResourceError (LookupError)                 a resource is unbound or cannot be built
     ├── ApprovalError (LookupError)                 resume() named no call awaiting approval
+    ├── CheckpointError                             a checkpoint cannot be written or resumed
     ├── ProviderError                               a model provider is misconfigured or failed
     └── PackError                                   a tool pack cannot be used
         ├── PackLoadError                           import, hook or compatibility failure
@@ -69,7 +69,6 @@ __all__ = [
     "ResourceError",
     "ToolCallCancelled",
     "ToolValidationError",
-    "WorkspaceConflictError",
 ]
 
 
@@ -194,10 +193,6 @@ class ReadOnlyFilesystemError(FilesystemError, PermissionError):
 class ProtectedPathError(ReadOnlyFilesystemError):
     """The path is protected: the host's own tools (git, direnv, an editor) later run or trust
     what it holds, so nothing the model drives may change it."""
-
-
-class WorkspaceConflictError(FilesystemError):
-    """Someone else changed the same workspace path meanwhile: their version was kept."""
 
 
 class InvalidArgumentError(FilesystemError):
