@@ -8,6 +8,11 @@ import os
 import stat
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._canary import Canary
+    from ._harness import Figure
 
 
 def git(repo: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -44,3 +49,16 @@ def tree_state(root: Path) -> dict[str, object]:
                 digest = hashlib.sha256(path.read_bytes()).hexdigest()
                 out[rel] = (digest, stat.S_IMODE(st.st_mode))
     return out
+
+
+def check_host_git(fig: Figure, repo: Path, marker: Path, canary: Canary) -> None:
+    """After the attacks: the user's own ``git status``, ``add`` and ``commit`` in ``repo``
+    succeed, the command a planted config or hook would run never made ``marker``, and the
+    canary outside is untouched."""
+    for argv in (("status",), ("add", "-A"), ("commit", "-q", "-m", "after the session")):
+        fig.case()
+        done = git(repo, *argv)
+        fig.check(done.returncode == 0, f"host git {argv}: {done.stderr}")
+    fig.check(not marker.exists(), "a planted command ran on the host")
+    for problem in canary.intact():
+        fig.problem(problem)

@@ -31,7 +31,7 @@ from haversack.filesystem import DirectoryFilesystem, ProtectedPaths
 
 from ._canary import Canary
 from ._harness import budget
-from ._repo import git, tree_state
+from ._repo import check_host_git, git, tree_state
 
 AREA = "workspace-boundary"
 GIT = shutil.which("git")
@@ -115,13 +115,7 @@ def test_file_tools_cannot_plant_what_the_host_runs(figure, scratch: Path) -> No
     finally:
         executor.close()
     # The host's own git, as the user runs it after the session.
-    for argv in (("status",), ("add", "-A"), ("commit", "-q", "-m", "after the session")):
-        fig.case()
-        done = git(repo, *argv)
-        fig.check(done.returncode == 0, f"host git {argv}: {done.stderr}")
-    fig.check(not marker.exists(), "a planted command ran on the host")
-    for problem in canary.intact():
-        fig.problem(problem)
+    check_host_git(fig, repo, marker, canary)
     fig.note("attacks", len(_attacks(marker)))
     fig.assert_clean()
 

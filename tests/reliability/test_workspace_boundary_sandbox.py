@@ -30,7 +30,7 @@ from haversack import Session, ToolExecutor, compose
 
 from ._canary import Canary
 from ._harness import budget
-from ._repo import git, tree_state
+from ._repo import check_host_git, git, tree_state
 
 pytestmark = pytest.mark.podman
 
@@ -135,13 +135,7 @@ def test_commands_cannot_plant_what_the_host_runs(figure, scratch: Path) -> None
     finally:
         executor.close()
     (repo / "app.py").write_text("print('changed by the user')\n")
-    for argv in (("status",), ("add", "-A"), ("commit", "-q", "-m", "after the session")):
-        fig.case()
-        done = git(repo, *argv)
-        fig.check(done.returncode == 0, f"host git {argv}: {done.stderr}")
-    fig.check(not marker.exists(), "a planted command ran on the host")
-    for problem in canary.intact():
-        fig.problem(problem)
+    check_host_git(fig, repo, marker, canary)
     fig.note("attacks", len(_attacks(marker)))
     fig.assert_clean()
 
