@@ -32,7 +32,7 @@ from typing import Final, Literal
 
 from haversack.errors import FilesystemError
 
-from ._beneath import Beneath
+from ._beneath import _DIR_FLAGS, Beneath
 from ._protocol import RollbackReport
 from ._snapshot import _copy, default_storage_parent
 
@@ -40,7 +40,6 @@ __all__ = ["ChangeJournal", "JournalMark", "PathState", "workspace_lock"]
 
 Kind = Literal["missing", "file", "dir", "link", "other"]
 
-_DIR_PATH: Final = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LINK_FALLBACK: Final = frozenset({errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EACCES})
 
 
@@ -158,7 +157,7 @@ class ChangeJournal:
         self._beneath = Beneath(self._root)
         parent = storage_parent or _store_parent(self._root)
         self._store = Path(tempfile.mkdtemp(prefix="journal-", dir=parent))
-        self._store_fd = os.open(self._store, _DIR_PATH)
+        self._store_fd = os.open(self._store, _DIR_FLAGS)
         self._lock = threading.RLock()
         self._records: list[_Record] = []
         self._open: dict[str, _Record] = {}  # path -> its record since the newest mark
