@@ -1,0 +1,107 @@
+"""Failures of the engine are results, never hangs or aborts: a container that cannot start,
+one removed from outside, an engine that does not answer."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import haversack
+from haversack import Session, ToolExecutor
+from haversack_podman import PYTHON_IMAGE, Sandbox, podman_binary, podman_env
+
+pytestmark = pytest.mark.podman
+
+MakeExecutor = Callable[..., ToolExecutor]
+
+
+@pytest.fixture
+def make_executor(podman_service: Any, tmp_path: Path) -> Iterator[MakeExecutor]:
+    made: list[ToolExecutor] = []
+
+    def make(**options: Any) -> ToolExecutor:
+        options.setdefault("image", PYTHON_IMAGE)
+        options.setdefault("workspace_root", str(tmp_path))
+        prompt = haversack.compose(
+            ns="test", key="engine", packs=["vfs", "podman"], config={"podman": options}
+        )
+        executor = ToolExecutor(prompt.render(), session=Session())
+        made.append(executor)
+        return executor
+
+    yield make
+    for executor in made:
+        executor.close()
+
+
+def _remove_from_outside(name: str) -> None:
+    subprocess.run(
+        [podman_binary(), "rm", "-f", "-t", "0", name],
+        env=podman_env(),
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_a_container_that_cannot_start_is_an_error_result(
+    make_executor: MakeExecutor, containers_with_label: Callable[[str], list[str]]
+) -> None:
+    # PATH without sleep: the container is created, starts, and its init exits at once.
+    ex = make_executor(env={"PATH": "/nowhere"})
+    sandbox = ex.resources.get(Sandbox)
+    for _ in range(2):  # the executor stays usable, and a second call fails the same way
+        result = ex.execute("shell_execute", {"command": "true", "timeout": 5})
+        assert not result.success
+        assert "stopped right after it started" in result.message, result.message
+        assert "failed to exec pid1" in result.message, result.message
+        # Nothing of the failed container is left running or lying around.
+        assert containers_with_label(f"haversack.owner={sandbox.id}") == []
+    written = ex.execute("write_file", {"path": "/workspace/a.txt", "content": "kept\n"})
+    assert written.success, written.render()
+    assert (sandbox.workspace / "a.txt").read_text() == "kept\n"
+    ex.close()  # never raises for it
+    assert sandbox.closed
+
+
+def test_a_removed_container_is_created_anew_and_the_model_told(
+    make_executor: MakeExecutor,
+) -> None:
+    ex = make_executor()
+    sandbox = ex.resources.get(Sandbox)
+    first = ex.execute("shell_execute", {"command": "echo kept > w.txt && echo lost > /tmp/t"})
+    assert first.success, first.render()
+    old_id = sandbox.container_id
+    assert old_id is not None
+    _remove_from_outside(sandbox.name)
+    again = ex.execute("shell_execute", {"command": "cat w.txt; ls -A /tmp"})
+    assert again.success, again.render()
+    assert again.value.stdout == "kept\n"  # the workspace kept, /tmp emptied
+    assert sandbox.container_id not in (None, old_id)
+    text = again.render()
+    assert "removed from outside the sandbox" in text, text
+    assert "/tmp is empty" in text, text
+    assert "The sandbox container had to be restarted" in again.message
+    # Told once: the next command runs in the new container without a notice.
+    quiet = ex.execute("shell_execute", {"command": "true"})
+    assert quiet.success, quiet.render()
+    assert "restarted" not in quiet.render()
+
+
+def test_a_removed_container_between_calls_does_not_break_file_tools(
+    make_executor: MakeExecutor,
+) -> None:
+    ex = make_executor()
+    sandbox = ex.resources.get(Sandbox)
+    assert ex.execute("shell_execute", {"command": "true"}).success
+    _remove_from_outside(sandbox.name)
+    failed = ex.execute("shell_execute", {"command": "echo x > f.txt; exit 3"})
+    assert not failed.success
+    assert failed.value.exit_code == 3  # it ran, in the new container, and was rolled back
+    assert not (sandbox.workspace / "f.txt").exists()
+    assert ex.execute("write_file", {"path": "/workspace/g.txt", "content": "g"}).success
+    _remove_from_outside(sandbox.name)
+    ex.close()
