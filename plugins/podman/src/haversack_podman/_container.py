@@ -292,6 +292,14 @@ class Container:
                 f"Creating sandbox container {self.name} failed: {response.text.strip()}"
             )
         self._state.container_id = str(response.json()["Id"])
+        dropped = dropped_limits(self.config, self._inspect().get("HostConfig") or {})
+        if dropped:
+            raise SandboxError(
+                f"The Podman engine did not apply the sandbox's limits ({'; '.join(dropped)}); "
+                "a rootless engine on cgroup v1 drops them without a word. The sandbox is "
+                "refused rather than run without them: use a rootful engine, or cgroup v2 with "
+                "the memory, cpu and pids controllers delegated to the engine's user."
+            )
         self._post(f"/containers/{self._state.container_id}/start", "start")
         self._settle()
 
@@ -320,7 +328,8 @@ class Container:
             state = response.json()["State"] if response.status_code < 400 else None
         except Exception:  # noqa: BLE001 - no cause to tell
             return None
-        if not isinstance(state, dict) or state.get("Running") or state.get("Paused"):
+        # Only one that ran and ended has a cause to tell (not one still only created).
+        if not isinstance(state, dict) or state.get("Status") not in ("exited", "stopped"):
             return None
         error = str(state.get("Error") or "").strip()
         cause = (
@@ -397,6 +406,14 @@ class Container:
             if init_pid <= 0:
                 raise SandboxError(f"Sandbox container {self.name} is not running.")
             state.cgroup = ContainerCgroup.locate(init_pid)
+            # A unix socket as root does not prove that the engine runs on this kernel (a
+            # socket forwarded from another host looks the same): its pid may name an
+            # unrelated local process. Only a cgroup whose path carries this container's own
+            # (random, 64-hex) id is this container's; otherwise stay in engine mode.
+            if state.cgroup is not None and not _names_container(
+                state.cgroup.path, state.container_id
+            ):
+                state.cgroup = None
         cgroup = state.cgroup
         if cgroup is not None:
             # The baseline is init and the ``sleep infinity`` it forks, both as the baseline
@@ -610,3 +627,30 @@ def _demux(data: bytes) -> str:
         data = data[8 + size :]
     parts.append(data)
     return b"".join(parts).decode("utf-8", "replace")
+
+
+def _names_container(path: Path, container_id: str | None) -> bool:
+    """Whether the cgroup directory ``path`` is the container's: a component carries its
+    full id (``libpod-<id>``, ``libpod-<id>.scope``, or the id itself)."""
+    if not container_id or len(container_id) < 64:
+        return False
+    return any(container_id in part for part in path.parts)
+
+
+def dropped_limits(config: SandboxConfig, host_config: dict[str, Any]) -> list[str]:
+    """The limits of ``config`` that the engine did not apply, read back from the
+    ``HostConfig`` of the container's inspect data (empty when all are in force)."""
+    memory = config.memory_bytes
+    quota = int(config.cpus * _CPU_PERIOD)
+    wanted = (
+        ("memory", memory, host_config.get("Memory")),
+        ("memory with swap", memory, host_config.get("MemorySwap")),
+        ("CPU quota", quota, host_config.get("CpuQuota")),
+        ("CPU period", _CPU_PERIOD, host_config.get("CpuPeriod")),
+        ("pids limit", config.pids_limit, host_config.get("PidsLimit")),
+    )
+    return [
+        f"{name}: asked {asked}, the engine reports {got!r}"
+        for name, asked, got in wanted
+        if got != asked
+    ]
