@@ -3,7 +3,11 @@ one removed from outside, an engine that does not answer."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+import socket
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +17,8 @@ import pytest
 import haversack
 from haversack import Session, ToolExecutor
 from haversack_podman import PYTHON_IMAGE, Sandbox, podman_binary, podman_env
+
+from ._engine_proxy import EngineProxy
 
 pytestmark = pytest.mark.podman
 
@@ -105,3 +111,70 @@ def test_a_removed_container_between_calls_does_not_break_file_tools(
     assert ex.execute("write_file", {"path": "/workspace/g.txt", "content": "g"}).success
     _remove_from_outside(sandbox.name)
     ex.close()
+
+
+@pytest.fixture
+def tarpit() -> Iterator[int]:
+    """A port on 127.0.0.1 that accepts connections and never says a word."""
+    held: list[socket.socket] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+
+    def hold() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(server.accept()[0])
+
+    threading.Thread(target=hold, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+    for conn in held:
+        conn.close()
+
+
+def test_an_engine_that_never_answers_is_an_error_within_the_calls_timeout(
+    make_executor: MakeExecutor, tarpit: int
+) -> None:
+    ex = make_executor(connection_url=f"tcp://127.0.0.1:{tarpit}")
+    for _ in range(2):
+        result = ex.execute("shell_execute", {"command": "true", "timeout": 2})
+        assert not result.success
+        # Bounded by the call's timeout (2 s) plus the engine grace (2 s), not podman-py's
+        # 60 s default per request.
+        assert "does not answer" in result.message, result.message
+        assert "within 4 s" in result.message, result.message
+    assert ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"}).success
+
+
+def test_an_engine_that_stalls_a_start_is_an_error_and_the_sandbox_recovers(
+    make_executor: MakeExecutor,
+    podman_service: Any,
+    tmp_path: Path,
+    containers_with_label: Callable[[str], list[str]],
+) -> None:
+    stalling = {"on": True}
+
+    def stall(method: str, path: str) -> bool:
+        return stalling["on"] and method == "POST" and path.endswith("/start")
+
+    proxy = EngineProxy(tmp_path / "engine.sock", podman_service.socket_path, stall=stall)
+    try:
+        ex = make_executor(connection_url=proxy.url)
+        sandbox = ex.resources.get(Sandbox)
+        result = ex.execute("shell_execute", {"command": "true", "timeout": 3})
+        assert not result.success
+        assert proxy.stalled, "the proxy never saw the start"
+        assert "did not answer POST" in result.message, result.message
+        # The bound the request was given: what was left of timeout (3 s) + grace (2 s).
+        bound = re.search(r"/start within ([0-9.]+) s", result.message)
+        assert bound is not None, result.message
+        assert float(bound.group(1)) <= 5.0
+        assert containers_with_label(f"haversack.owner={sandbox.id}") == []
+        stalling["on"] = False  # the engine recovers: so does the sandbox
+        again = ex.execute("shell_execute", {"command": "echo back", "timeout": 10})
+        assert again.success, again.render()
+        assert again.value.stdout == "back\n"
+        ex.close()
+    finally:
+        proxy.close()

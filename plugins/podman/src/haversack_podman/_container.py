@@ -103,7 +103,7 @@ def _teardown(state: _State, service: PodmanService | None) -> None:
             import subprocess
 
             from ._containers_conf import podman_env
-            from ._service import podman_binary
+            from ._service import ENGINE_CAP_S, podman_binary
 
             # At interpreter exit the private service may already be gone.
             subprocess.run(
@@ -111,6 +111,7 @@ def _teardown(state: _State, service: PodmanService | None) -> None:
                 capture_output=True,
                 env=podman_env(),
                 check=False,
+                timeout=ENGINE_CAP_S,
             )
     from ._workspace import remove_workspace
 
