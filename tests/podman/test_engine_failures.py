@@ -178,3 +178,26 @@ def test_an_engine_that_stalls_a_start_is_an_error_and_the_sandbox_recovers(
         ex.close()
     finally:
         proxy.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("peer", ["refuses", "never answers"])
+def test_an_ssh_engine_that_cannot_be_reached_is_an_error_within_the_calls_timeout(
+    make_executor: MakeExecutor, tarpit: int, peer: str
+) -> None:
+    # podman-py's own ssh transport waited 300 s for the tunnel of an ssh that had already
+    # failed; the pack's forward watches ssh and the call's deadline.
+    port = _closed_port() if peer == "refuses" else tarpit
+    ex = make_executor(connection_url=f"ssh://root@127.0.0.1:{port}/run/podman/podman.sock")
+    result = ex.execute("shell_execute", {"command": "true", "timeout": 2})
+    assert not result.success
+    assert "ssh did not forward the Podman socket" in result.message, result.message
+    assert "within 4 s" in result.message, result.message
+    if peer == "refuses":
+        assert "Connection refused" in result.message, result.message
+    assert ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"}).success

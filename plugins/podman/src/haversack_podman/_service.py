@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import math
 import os
 import shutil
 import socket
@@ -149,6 +150,8 @@ class PodmanService:
         process: subprocess.Popen[bytes] | None,
         private_dir: Path | None,
         startup_s: float,
+        *,
+        remote: bool = False,
     ) -> None:
         self.base_url = base_url
         self.startup_s = startup_s
@@ -159,7 +162,8 @@ class PodmanService:
         self.socket_path: str | None = (
             parsed.path if parsed.scheme in ("unix", "http+unix") else None
         )
-        self.local = self.socket_path is not None and os.geteuid() == 0
+        # A candidate only: each container proves it shares this kernel (``_container``).
+        self.local = not remote and self.socket_path is not None and os.geteuid() == 0
 
     def ping(self) -> bool:
         """Whether the service answers ``/_ping``."""
@@ -247,6 +251,58 @@ def _start_private() -> PodmanService:
         time.sleep(0.01)
 
 
+def _forward_ssh(url: str) -> PodmanService:
+    """A service reached through the remote socket of an ``ssh://user@host[:port]/path`` URL,
+    forwarded to a private local socket by the ``ssh`` client (podman-py's own ssh transport
+    waits up to 300 s for a tunnel whose ssh already failed, and its exec output is empty).
+    The wait for the tunnel is bounded by :func:`request_timeout`."""
+    parsed = urlparse(url)
+    if not parsed.hostname or not parsed.path.strip("/"):
+        raise SandboxUnavailableError(
+            f"connection_url {url!r} must name the host and the remote socket: "
+            "ssh://user@host[:port]/run/podman/podman.sock."
+        )
+    ssh = shutil.which("ssh")
+    if ssh is None:
+        raise SandboxUnavailableError(
+            f"connection_url {url!r} needs the 'ssh' client on PATH; install it: apt-get "
+            "install --no-install-recommends openssh-client."
+        )
+    limit = request_timeout()
+    private_dir = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-ssh-", dir=runtime_dir()))
+    local = private_dir / "podman.sock"
+    # BatchMode: a missing key or an unknown host key fails instead of prompting (the host key
+    # is checked against known_hosts, never accepted blindly).
+    argv = [ssh, "-N", "-T", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes"]
+    argv += ["-o", f"ConnectTimeout={max(1, math.ceil(limit))}", "-o", "ServerAliveInterval=15"]
+    argv += ["-L", f"{local}:{parsed.path}"]
+    if parsed.port is not None:
+        argv += ["-p", str(parsed.port)]
+    host = parsed.hostname if parsed.username is None else f"{parsed.username}@{parsed.hostname}"
+    argv += ["--", host]
+    log_path = private_dir / "ssh.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log
+        )
+    service = PodmanService(f"unix://{local}", process, private_dir, 0.0, remote=True)
+    deadline = time.monotonic() + limit
+    while not local.exists():
+        code = process.poll()
+        if code is not None or time.monotonic() >= deadline:
+            lines = log_path.read_text(errors="replace").strip().splitlines()
+            service.close()
+            state = "still connecting" if code is None else f"exit code {code}"
+            raise SandboxUnavailableError(
+                f"ssh did not forward the Podman socket of {url} within {limit:.3g} s "
+                f"({state}: {lines[-1] if lines else 'no output'}); check that 'ssh {host}' "
+                "logs in without a prompt (a key, the host in known_hosts) and that the "
+                "socket exists there."
+            )
+        time.sleep(0.01)
+    return service
+
+
 def get_service(connection_url: str | None = None) -> PodmanService:
     """The shared service for ``connection_url`` (None: this process's private service),
     started or connected on first use. Thread-safe."""
@@ -259,7 +315,10 @@ def get_service(connection_url: str | None = None) -> PodmanService:
             service = _start_private()
         else:
             start = time.perf_counter()
-            service = PodmanService(connection_url, None, None, 0.0)
+            if urlparse(connection_url).scheme == "ssh":
+                service = _forward_ssh(connection_url)
+            else:
+                service = PodmanService(connection_url, None, None, 0.0)
             why = service._probe()
             if why is not None:
                 service.close()
