@@ -111,8 +111,9 @@ class SandboxConfig:
     connection_url: str | None = field(
         default=None,
         metadata={
-            "description": "Podman API URL (unix:///run/podman/podman.sock); None starts a "
-            "private 'podman system service' for this process."
+            "description": "Podman API URL (unix:///run/podman/podman.sock, tcp://host:port "
+            "or ssh://user@host/run/podman/podman.sock); None starts a private 'podman "
+            "system service' for this process."
         },
     )
     default_timeout_s: float = field(
