@@ -150,12 +150,7 @@ def test_limits_are_read_back_from_the_real_container(
     # What a rootless cgroup-v1 engine reports (measured: Memory 0, PidsLimit 0).
     dropped = {**host_config, "Memory": 0, "MemorySwap": 0, "PidsLimit": 0, "CpuQuota": 0}
     problems = dropped_limits(config, dropped)
-    assert [p.split(":")[0] for p in problems] == [
-        "memory",
-        "memory with swap",
-        "CPU quota",
-        "pids limit",
-    ]
+    assert [p.split(":")[0] for p in problems] == ["memory", "CPU quota", "pids limit"]
     assert "asked 314572800, the engine reports 0" in problems[0]
 
 

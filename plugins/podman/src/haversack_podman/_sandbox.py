@@ -169,6 +169,7 @@ class Sandbox(Container):
             if mirror is not None:
                 mirror.sync()
             self._commands += 1
+            self._state.lost = None  # a recreation this command meets is told with its result
             try:
                 try:
                     done = self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=False)
