@@ -124,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
     if resume is not None:
         out.records = _transcript(resume.extra)
         out.print(f"[resumed from {args.resume}: {len(resume.turns)} turn(s) done]")
+        for held in resume.pending:
+            out.print(f"[{printable(held.tool_name)} was waiting for approval: asked again]")
     checkpoint = args.checkpoint if args.checkpoint is not None else args.resume
     deadline = Deadline.after(args.timeout) if args.timeout else None
     try:
