@@ -27,6 +27,7 @@ from haversack import (
     Filesystem,
     MarkdownSection,
     Prompt,
+    ReadBeforeWritePolicy,
     ResourceRegistry,
     SequentialDependencyPolicy,
     Session,
@@ -108,9 +109,13 @@ def _build(plan: list[dict[str, Any]]) -> tuple[list[MarkdownSection[None]], dic
                 key=key,
                 template=f"Tools of {key}.\n{template}",
                 tools=tools,
+                # A pack's policy may name its tools that exclude_tools removed; yours must
+                # name tools you have (else the prompt is refused): you write it with them.
                 policies=[
                     SequentialDependencyPolicy({"edit_file": {"read_file"}}, name=f"seq-{key}")
-                ],
+                ]
+                if who != "your code" or {"edit_file", "read_file"} <= spec["originals"]
+                else [],
             )
         )
     return sections, owners, finals
@@ -164,7 +169,8 @@ def test_random_compositions_keep_every_tool_to_its_identity(figure) -> None:
                 continue
             result = executor.execute(final)
             if original == "edit_file":
-                allowed = who in unlocked
+                guarded = who != "your code" or (who, "read_file") in finals
+                allowed = who in unlocked or not guarded
                 fig.check(
                     result.success == allowed,
                     f"{where}: {who}'s edit_file {'denied' if allowed else 'ran'} after "
@@ -211,6 +217,26 @@ def test_random_compositions_keep_every_tool_to_its_identity(figure) -> None:
                 bool(dead) and repr(dead[0]) in str(exc),
                 f"{where}: patterns {asked} refused ({exc}); dead ones: {dead}",
             )
+        # 5. So is a name of a sequential or read-before-write setting of yours that means no
+        # tool (a final or original name); the refusal names it.
+        names = sorted({p for p in asked if "*" not in p})
+        if names:
+            known = {f for f, _ in every} | {o for _, o in every}
+            unknown = [n for n in names if n not in known]
+            for policy in (
+                SequentialDependencyPolicy({names[0]: names[1:]}),
+                ReadBeforeWritePolicy(read_tools=names[:1], write_tools=names),
+            ):
+                try:
+                    Prompt(
+                        ns="t", key="k", sections=sections, contributors=owners, policies=[policy]
+                    )
+                    fig.check(not unknown, f"{where}: {policy} names {unknown} but was accepted")
+                except PromptValidationError as exc:
+                    fig.check(
+                        bool(unknown) and repr(unknown[0]) in str(exc),
+                        f"{where}: {policy} refused ({exc}); unknown names: {unknown}",
+                    )
 
     case()
     fig.assert_clean()

@@ -61,6 +61,11 @@ class ReadBeforeWritePolicy:
         self.write_tools = _names(write_tools, "write_tools")
         self.path_fields = tuple(path_fields)
 
+    def tool_names(self) -> tuple[str, ...]:
+        """Every tool this policy names: when it is yours, each must mean a tool it governs,
+        or the prompt is refused (see :class:`~haversack.ToolPolicy`)."""
+        return tuple(sorted(self.read_tools | self.write_tools))
+
     @property
     def name(self) -> str:
         return self._name
