@@ -288,12 +288,20 @@ HARD_CODED = re.compile(
 )
 
 
-def _bundled(tmp_path: Any, excluded: dict[str, list[str]]) -> Any:
-    """The three packs, every tool prefixed, ``excluded`` removed, with limits small enough
-    for the script to reach."""
+PACK_OF = {tool: pack for pack, tool in EVERY_TOOL}
+
+
+def _bundled(
+    tmp_path: Any, excluded: dict[str, list[str]], prefixes: dict[str, str] | None = None
+) -> Any:
+    """The three packs, every tool prefixed (``PREFIX``, or ``prefixes[pack]``), ``excluded``
+    removed, with limits small enough for the script to reach."""
     empty = tmp_path / "haversack.toml"
     empty.write_text("", encoding="utf-8")
-    config: dict[str, dict[str, Any]] = {pack: {"prefix": PREFIX} for pack in BUNDLED}
+    prefixes = prefixes or {}
+    config: dict[str, dict[str, Any]] = {
+        pack: {"prefix": prefixes.get(pack, PREFIX)} for pack in BUNDLED
+    }
     config["vfs"].update(max_list_entries=1, max_write_bytes=64)
     config["planning"].update(max_steps=30)
     for pack, tools in excluded.items():
@@ -341,13 +349,22 @@ def _script() -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _absent_names(prompt: Any, excluded: dict[str, list[str]]) -> list[str]:
+def _absent_names(
+    prompt: Any, excluded: dict[str, list[str]], prefixes: dict[str, str] | None = None
+) -> list[str]:
     """Every text the model may read (the prompt, each description and parameter schema,
     the message of each scripted call) that names a tool the composition does not have, or
     names one by a hard-coded spelling; empty when there is none."""
     rendered = prompt.render()
     offered = {t.name for t in rendered.tools}
-    gone = {PREFIX + t for tools in excluded.values() for t in tools}
+    prefixes = prefixes or {}
+
+    def final(original: str) -> str:
+        return prefixes.get(PACK_OF[original], PREFIX) + original
+
+    gone = {final(t) for tools in excluded.values() for t in tools}
+    alternatives = "|".join(map(re.escape, sorted(gone))) or "(?!)"  # (?!) matches nothing
+    absent = re.compile(r"(?<![\w-])(" + alternatives + r")(?![\w-])")
     assert not offered & gone, f"{sorted(offered & gone)} still offered"
     texts = [("the prompt text", rendered.text)]
     texts += [(f"{t.name}'s description", t.description) for t in rendered.tools]
@@ -355,14 +372,14 @@ def _absent_names(prompt: Any, excluded: dict[str, list[str]]) -> list[str]:
     executor = _executor(rendered)
     try:
         for original, arguments in _script():
-            if PREFIX + original in offered:
-                result = executor.execute(PREFIX + original, arguments)
+            if final(original) in offered:
+                result = executor.execute(final(original), arguments)
                 texts.append((f"{original}({arguments})", result.render()))
     finally:
         executor.close()
     found = []
     for where, text in texts:
-        named = set(re.findall(PREFIX + r"[a-z0-9_-]+", text)) - offered
+        named = {m.group(1) for m in absent.finditer(text)}
         hard = {m.group(1) for m in HARD_CODED.finditer(text)}
         if named or hard:
             found.append(f"{where} names {sorted(named | hard)}: {text[:300]!r}")
@@ -396,3 +413,40 @@ def test_the_script_reaches_the_messages_that_name_tools(tmp_path: Any) -> None:
     for original in ("read_file", "edit_file", "write_file", "rm", "ls", "glob"):
         assert PREFIX + original in said, original
     assert _absent_names(prompt, {}) == []
+
+
+def test_random_exclusions_and_prefixes_leave_no_name_of_an_absent_tool(figure, tmp_path) -> None:
+    fig = figure("tool-identity", "bundled packs, random exclusions")
+    prefixes = st.sampled_from(("a_", "fs_", "zz_", "srv-"))
+
+    @settings(
+        max_examples=budget(12, 200),
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        excluded=st.fixed_dictionaries(
+            {
+                pack: st.sets(st.sampled_from(tools), max_size=len(tools))
+                for pack, tools in BUNDLED.items()
+            }
+        ),
+        chosen=st.fixed_dictionaries(dict.fromkeys(BUNDLED, prefixes)),
+    )
+    def case(excluded: dict[str, set[str]], chosen: dict[str, str]) -> None:
+        fig.case()
+        where = f"excluded={ {k: sorted(v) for k, v in excluded.items()} } prefixes={chosen}"
+        removed = {pack: sorted(tools) for pack, tools in excluded.items()}
+        try:
+            prompt = _bundled(tmp_path, removed, chosen)
+        except Exception as exc:
+            fig.problem(f"{where}: composing raised {type(exc).__name__}: {exc}")
+            return
+        kept = len(EVERY_TOOL) - sum(len(v) for v in removed.values())
+        fig.check(len(prompt.tools) == kept, f"{where}: {len(prompt.tools)} tools, not {kept}")
+        for found in _absent_names(prompt, removed, chosen):
+            fig.problem(f"{where}: {found}")
+
+    case()
+    fig.assert_clean()
