@@ -67,6 +67,16 @@ class OpenAIChat(_OpenAIBase):
             return choice
         return {"type": "function", "function": {"name": choice}}
 
+    def _advice(self, exc: Exception) -> str:
+        # llama-cpp-python's chatml-function-calling handler asserts on "required" and
+        # answers a bare 500: say what the server may not take.
+        if self.tool_choice == "required" and getattr(exc, "status_code", None) == 500:
+            return (
+                " (the server may not support tool_choice 'required': llama.cpp's "
+                "chatml-function-calling takes 'auto' or a tool's name)"
+            )
+        return ""
+
     def complete(
         self,
         conversation: Conversation,
