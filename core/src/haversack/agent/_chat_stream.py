@@ -16,7 +16,12 @@ __all__ = ["ChatStream", "UnreadableReplyError", "chat_reply"]
 class UnreadableReplyError(Exception):
     """The server answered, but not with a reply this API can have (empty, garbage); the
     message says what came instead. Internal: the provider turns it into a ``ProviderError``
-    naming the request, and never retries it (the same server answers the same)."""
+    naming the request, and never retries it (the same server answers the same).
+    ``format`` is false when the reply is the API's format but cannot be made sense of."""
+
+    def __init__(self, message: str, *, format: bool = True) -> None:
+        super().__init__(message)
+        self.format = format
 
 
 @dataclass
@@ -80,8 +85,8 @@ class ChatStream:
         """The assembled turn; a tool name is resolved against ``tool_names``."""
         if self.chunks == 0:
             raise UnreadableReplyError(
-                "the server's stream ended without a single chunk (an empty reply); if it "
-                "answers without streaming, run with --no-stream (stream=False)"
+                "the server's stream ended without a single chunk (an empty reply; if the "
+                "server answers without streaming, run with --no-stream, stream=False)"
             )
         if self._finish is None and not self._text and not self._calls:
             raise UnreadableReplyError(
@@ -131,7 +136,8 @@ def _name(index: int, pieces: list[str], tool_names: set[str]) -> str:
         f"tool call {index} of the stream has a name sent in pieces that repeat "
         f"({' + '.join(repr(p) for p in pieces[:4])}{' + ...' if len(pieces) > 4 else ''}), "
         "and neither reading names a tool; run with --no-stream (stream=False) so the server "
-        "sends each call whole"
+        "sends each call whole",
+        format=False,
     )
 
 

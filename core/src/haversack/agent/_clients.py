@@ -229,7 +229,10 @@ class SdkClients:
     def _failed(self, api: str, exc: Exception) -> ProviderError:
         from ._chat_stream import UnreadableReplyError
 
-        if isinstance(exc, UnreadableReplyError | getattr(_module(self.package), self.error_class)):
+        if isinstance(exc, UnreadableReplyError):
+            check = f"; check that the base URL points at the {self.label} API"
+            detail = f"{exc}{check if exc.format else ''}"
+        elif isinstance(exc, getattr(_module(self.package), self.error_class)):
             detail = str(exc)
         else:
             # The SDK read something that is not the API's format (an HTML page, an empty
