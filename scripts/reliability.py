@@ -187,8 +187,12 @@ AREAS: dict[str, tuple[str, str]] = {
         "a section policy granting on another contributor's tool (an `edit_file` unlocked by "
         "someone else's `read_file`), rendered text or a denial naming a tool that does not "
         "exist or belongs to another contributor, a wrong `ToolContext.identity` or "
-        "`tool_name`, or an approval pattern matching no tool accepted (or one that matches "
-        "refused).",
+        "`tool_name`, or an approval pattern, or a name in your sequential or read-before-write "
+        "policy, matching no tool accepted (or one that matches refused). Beside it, the three "
+        "bundled packs with random sets of their tools excluded under random prefixes, and "
+        "calls that reach every refusal, denial and hint naming a tool: a failure is a "
+        "composition refused, or any text the model reads (prompt, descriptions, examples, "
+        "messages) naming an excluded tool or a tool by a hard-coded name.",
     ),
     "checkpoints": (
         "16. Checkpoints",

@@ -309,3 +309,109 @@ def test_arun_checkpoints_and_resumes_too(tmp_path):
     with FakeProvider(SCRIPT[2:]) as fake:
         result = asyncio.run(_agent(fake).arun("", session=resumed, resume=saved))
     assert _summary(result, resumed) == _summary(whole, whole_session)
+
+
+# -------------------------------------------------- a run that dies while a human is asked
+class _Died(BaseException):
+    """The process ending while the approval prompt waits (as a kill or Ctrl-C would)."""
+
+
+HELD = [
+    FakeReply("plan", calls=[SETUP]),
+    FakeReply("write", calls=[STEP, WRITE]),
+    FakeReply("read", calls=[READ]),
+    FakeReply("All done."),
+]
+
+
+@functools.cache
+def _asking_prompt():
+    from haversack import ApprovalPolicy
+
+    return compose(
+        ns="haversack",
+        key="cli",
+        packs=["planning", "vfs"],
+        policies=[ApprovalPolicy(["write_file"])],
+    )
+
+
+def _asking_agent(fake, approve):
+    return Agent(
+        _asking_prompt(),
+        "openai:m",
+        base_url=fake.openai_base_url,
+        api_key="sk-test",
+        approve=approve,
+    )
+
+
+def _die(pending):
+    raise _Died
+
+
+def test_a_run_killed_at_the_approval_prompt_resumes_with_the_same_question(tmp_path):
+    whole_session = Session()
+    with FakeProvider(HELD) as fake:
+        whole = _asking_agent(fake, lambda p: p.approve()).run("go", session=whole_session)
+    assert _plan(whole_session).steps[0].status == "done"
+
+    with FakeProvider(HELD[:2]) as fake, pytest.raises(_Died):
+        _asking_agent(fake, _die).run("go", checkpoint=tmp_path)
+    saved = load_checkpoint(tmp_path)
+    assert saved.stop_reason is None
+    assert [p.tool_name for p in saved.pending] == ["write_file"]
+    assert json.loads(saved.pending[0].arguments) == WRITE.arguments
+    # The step update ran before the write was held: it is answered, never run twice.
+    assert [d.call.name for d in saved.open_turn.done] == ["planning_update_step"]
+    assert saved.workspace.files == {}  # the held write did not run
+
+    asked = []
+    resumed = Session()
+    with FakeProvider(HELD[2:]) as fake:
+        result = _asking_agent(fake, lambda p: asked.append(p) or p.approve()).run(
+            "", session=resumed, resume=saved, checkpoint=tmp_path
+        )
+        assert fake.remaining == 0
+    assert [(p.tool_name, p.call_id) for p in asked] == [("write_file", WRITE.call_id)]
+    assert _summary(result, resumed) == _summary(whole, whole_session)
+    steps = [c for c in result.calls if c.tool_name == "planning_update_step"]
+    assert len(steps) == 1
+    final = load_checkpoint(tmp_path)
+    assert final.open_turn is None
+    assert final.pending == ()
+    assert final.workspace.files == {"notes.md": "one\n"}
+
+
+def test_a_held_call_denied_after_the_resume_is_told_to_the_model(tmp_path):
+    with FakeProvider(HELD[:2]) as fake, pytest.raises(_Died):
+        _asking_agent(fake, _die).run("go", checkpoint=tmp_path)
+    saved = load_checkpoint(tmp_path)
+    with FakeProvider(HELD[2:]) as fake:
+        result = _asking_agent(fake, lambda p: p.deny("not today")).run("", resume=saved)
+        tool_messages = [m for m in fake.requests[0].body["messages"] if m.get("role") == "tool"]
+    # One answer for every call the model made: none lost, none given twice.
+    assert [m["tool_call_id"] for m in tool_messages] == [
+        SETUP.call_id,
+        STEP.call_id,
+        WRITE.call_id,
+    ]
+    assert "not today" in tool_messages[-1]["content"]
+    assert result.output == "All done."
+
+
+def test_arun_resumes_a_run_killed_at_the_approval_prompt(tmp_path):
+    import asyncio
+
+    with FakeProvider(HELD[:2]) as fake, pytest.raises(_Died):
+        asyncio.run(_asking_agent(fake, _die).arun("go", checkpoint=tmp_path))
+    saved = load_checkpoint(tmp_path)
+    assert [d.call.name for d in saved.open_turn.done] == ["planning_update_step"]
+    with FakeProvider(HELD[2:]) as fake:
+        result = asyncio.run(_asking_agent(fake, lambda p: p.approve()).arun("", resume=saved))
+    assert [c.tool_name for c in result.calls if c.success] == [
+        "planning_setup_plan",
+        "planning_update_step",
+        "write_file",
+        "read_file",
+    ]

@@ -183,3 +183,61 @@ def test_resume_refuses_a_bad_checkpoint_with_exit_2(tmp_path):
         both = _run(tmp_path, fake, "bad", "go", "--resume", str(tmp_path / "ck"))
     assert both.returncode == 2
     assert "give a TASK to start a run, or --resume DIR to continue one" in both.stderr
+
+
+ASKED = [
+    FakeReply("plan", calls=[FakeCall("planning_setup_plan", {"objective": "o", "steps": ["a"]})]),
+    FakeReply(
+        "write",
+        calls=[
+            FakeCall("planning_update_step", {"step_id": 1, "status": "done"}, "u"),
+            FakeCall("write_file", {"path": "n.md", "content": "one\n"}, "w"),
+        ],
+    ),
+    FakeReply("All done."),
+]
+
+
+def test_killed_at_the_approval_prompt_then_resumed_asks_the_same_question(tmp_path):
+    import pty
+
+    ask = ("--ask", "write_file")
+    with FakeProvider(ASKED) as fake:
+        whole = _run(tmp_path, fake, "whole", "go", *ask, "--yes")
+    assert whole.returncode == 0, whole.stderr
+
+    checkpoint = tmp_path / "ck"
+    leader, follower = pty.openpty()  # a terminal, so the run waits for an answer
+    try:
+        with FakeProvider(ASKED[:2]) as fake:
+            popen = subprocess.Popen(
+                _command(tmp_path, fake, "killed", "go", *ask, "--checkpoint", str(checkpoint)),
+                stdin=follower,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_env(),
+                cwd=tmp_path,
+                text=True,
+            )
+            seen = ""
+            while "run it?" not in seen:
+                chunk = popen.stdout.read(1)
+                assert chunk, f"the run ended without asking: {seen!r}"
+                seen += chunk
+            popen.send_signal(signal.SIGKILL)
+            assert popen.wait(timeout=300) == -signal.SIGKILL
+            popen.stdout.close()
+    finally:
+        os.close(leader)
+        os.close(follower)
+    saved = load_checkpoint(checkpoint)
+    assert [p.tool_name for p in saved.pending] == ["write_file"]
+    assert not (tmp_path / "n.md").exists()
+
+    with FakeProvider(ASKED[2:]) as fake:
+        resumed = _run(tmp_path, fake, "resumed", "--resume", str(checkpoint), *ask, "--yes")
+        assert fake.remaining == 0
+    assert resumed.returncode == 0, resumed.stderr
+    assert "[write_file was waiting for approval: asked again]" in resumed.stdout
+    assert _records(tmp_path / "resumed.jsonl") == _records(tmp_path / "whole.jsonl")
+    assert load_checkpoint(checkpoint).pending == ()

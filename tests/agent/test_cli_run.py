@@ -190,7 +190,7 @@ def test_a_missing_key_is_a_precise_error(tmp_path):
     assert done.returncode == 3  # the provider cannot be used (docs/agents.md, exit statuses)
     assert done.stderr.splitlines() == [
         "haversack: error: No API key for the anthropic provider: set the environment "
-        "variable ANTHROPIC_API_KEY (or pass api_key=...).",
+        "variable ANTHROPIC_API_KEY or pass api_key=... (--api-key on the command line).",
         "hint: see docs/agents.md (models, API keys, base URLs).",
     ]
 

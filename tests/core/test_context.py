@@ -14,7 +14,7 @@ T = TypeVar("T")
 
 
 class FakeResources:
-    """The smallest ResourceLookup: a dict from type to instance."""
+    """The smallest ResourceResolver: a dict from type to instance."""
 
     def __init__(self, items: dict[type, object]) -> None:
         self.items = items

@@ -63,9 +63,8 @@ def test_parallel_sessions_never_see_each_others_state() -> None:
         key="par",
         policies=[
             SequentialDependencyPolicy({"deploy": {"build"}}),
-            ReadBeforeWritePolicy(
-                read_tools=["read_file"], write_tools=["write_file", "edit_file"]
-            ),
+            # Only tools the prompt has: a name meaning none is refused.
+            ReadBeforeWritePolicy(read_tools=["read_file"], write_tools=["write_file"]),
         ],
         sections=[
             MarkdownSection(
@@ -76,6 +75,7 @@ def test_parallel_sessions_never_see_each_others_state() -> None:
                     Tool[Step, None](name="build", description="b", handler=_step),
                     Tool[Step, None](name="deploy", description="d", handler=_step),
                     Tool[PathArgs, None](name="read_file", description="r", handler=_read),
+                    Tool[PathArgs, None](name="write_file", description="w", handler=_read),
                 ],
             )
         ],

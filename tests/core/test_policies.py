@@ -30,6 +30,7 @@ from haversack import (
     ToolInvoked,
     ToolPolicy,
     ToolResult,
+    compose,
 )
 
 # Policy state is internal (packs see only decisions); these tests pin its shape.
@@ -39,6 +40,7 @@ from haversack._policy_state import (
     policy_values,
     set_policy_values,
 )
+from haversack.errors import PromptValidationError
 from haversack_vfs import InMemoryFilesystem
 
 
@@ -336,9 +338,8 @@ def test_read_before_write_through_the_executor() -> None:
     executor = ToolExecutor(
         _files_prompt(
             fs,
-            ReadBeforeWritePolicy(
-                read_tools=["read_file"], write_tools=["write_file", "edit_file"]
-            ),
+            # Only tools the prompt has: a name meaning none is refused.
+            ReadBeforeWritePolicy(read_tools=["read_file"], write_tools=["write_file"]),
         ).render(),
         session=session,
     )
@@ -368,9 +369,8 @@ def test_read_before_write_without_a_bound_filesystem_denies_through_the_executo
     executor = ToolExecutor(
         _files_prompt(
             _fs_with(),
-            ReadBeforeWritePolicy(
-                read_tools=["read_file"], write_tools=["write_file", "edit_file"]
-            ),
+            # Only tools the prompt has: a name meaning none is refused.
+            ReadBeforeWritePolicy(read_tools=["read_file"], write_tools=["write_file"]),
             fs_bound=False,
         ).render(),
         session=session,
@@ -689,3 +689,31 @@ def test_concurrent_recorders_lose_no_value() -> None:
     for thread in threads:
         thread.join()
     assert len(policy_values(session, "p")) == 2000
+
+
+@pytest.mark.parametrize(
+    ("policy", "unknown"),
+    [
+        (ReadBeforeWritePolicy(read_tools=["read_fle"], write_tools=["edit_file"]), "read_fle"),
+        (ReadBeforeWritePolicy(read_tools=["read_file"], write_tools=["fs_edit"]), "fs_edit"),
+        (SequentialDependencyPolicy({"edit_fil": ["read_file"]}), "edit_fil"),
+        (SequentialDependencyPolicy({"fs_edit_file": ["read_fil"]}), "read_fil"),
+    ],
+)
+def test_a_name_of_your_policy_meaning_no_tool_is_refused(
+    policy: ToolPolicy, unknown: str, tmp_path: Any
+) -> None:
+    # Issue 26: such a name was ignored, so a write_tools typo left every write unchecked.
+    empty = tmp_path / "haversack.toml"
+    empty.write_text("", encoding="utf-8")
+    options = {"config": {"vfs": {"prefix": "fs_"}}, "config_file": empty, "strict": True}
+    with pytest.raises(PromptValidationError) as caught:
+        compose(ns="t", key="k", packs=["vfs"], policies=[policy], **options)
+    assert repr(unknown) in str(caught.value)
+    assert "closest: " in str(caught.value)
+    # Final names (after the prefix) and original names both resolve.
+    fine = [
+        ReadBeforeWritePolicy(read_tools=["fs_read_file"], write_tools=["edit_file"]),
+        SequentialDependencyPolicy({"fs_edit_file": ["read_file", "fs_ls"]}),
+    ]
+    assert compose(ns="t", key="k", packs=["vfs"], policies=fine, **options).tools

@@ -574,3 +574,55 @@ def test_the_fast_argument_check_covers_only_plain_schemas():
         {"type": "array"},
     ):
         assert _fast_check(schema) is None, schema
+
+
+def test_a_servers_own_tool_name_is_refused_everywhere_naming_the_prefixed_tool(tmp_path):
+    # Issue 26: an approval pattern written with the server's own name (get_current_time)
+    # matched nothing, and the call ran unasked. The tool is time_get_current_time: every
+    # place a user names tools outside the server's own options refuses the bare name and
+    # names the prefixed one.
+    import json
+
+    from haversack import ApprovalPolicy, PendingApproval, SequentialDependencyPolicy
+    from haversack.errors import PackConfigError, PromptValidationError
+
+    config = tmp_path / "haversack.toml"
+    config.write_text(f"[packs.mcp.servers.time]\ncommand = {json.dumps(TIME)}\n")
+    cli = [sys.executable, "-m", "haversack", "run", "-p", "mcp", "--config", str(config)]
+    model = ["-m", "openai:x", "--base-url", "http://127.0.0.1:9", "--transcript", "-"]
+    asked = subprocess.run(
+        [*cli, "--ask", "get_current_time", *model, "what time is it?"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "OPENAI_API_KEY": "x"},
+    )
+    assert asked.returncode != 0
+    assert "'get_current_time'" in asked.stderr
+    assert "closest: time_get_current_time" in asked.stderr
+
+    servers = {"servers": {"time": {"command": TIME}}}
+    for policy in (
+        ApprovalPolicy(["get_current_time"]),
+        SequentialDependencyPolicy({"time_convert_time": ["get_current_time"]}),
+    ):
+        with pytest.raises(PromptValidationError, match="closest: time_get_current_time"):
+            compose(ns="t", key="k", packs=["mcp"], config={"mcp": servers}, policies=[policy])
+    for option in ("tools", "exclude_tools"):
+        mcp = {**servers, option: ["get_current_time"]}
+        with pytest.raises(PackConfigError, match="did you mean 'time_get_current_time'"):
+            compose(ns="t", key="k", packs=["mcp"], config={"mcp": mcp}, strict=True)
+
+    # The final name, or a glob over the server's prefix, asks before the call.
+    for pattern in ("time_get_current_time", "*get_current_time"):
+        prompt = compose(
+            ns="t",
+            key="k",
+            packs=["mcp"],
+            config={"mcp": servers},
+            policies=[ApprovalPolicy([pattern])],
+        )
+        with ToolExecutor(prompt.render(), session=Session()) as executor:
+            held = executor.execute("time_get_current_time", {"timezone": "UTC"})
+        assert isinstance(held.value, PendingApproval), held.message

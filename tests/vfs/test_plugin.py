@@ -77,7 +77,8 @@ def test_renamed_tools_resolve_in_section_and_messages(
     assert "then patch" in message
     create = ws.rendered.tool("create_file")
     assert create is not None
-    assert create.description.endswith("change those with patch.")
+    # It names no other tool: exclude_tools = ["edit_file"] must leave nothing dangling.
+    assert create.description.endswith("Refuses existing files.")
 
 
 def test_public_api_is_importable() -> None:

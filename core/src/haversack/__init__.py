@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from ._bindings import ResourceRegistry as ResourceRegistry
     from ._bindings import ResourceResolver as ResourceResolver
     from ._bindings import Scope as Scope
-    from ._context import ResourceLookup as ResourceLookup
     from ._context import ToolContext as ToolContext
     from ._deadline import Deadline as Deadline
     from ._events import CallOutcome as CallOutcome
@@ -140,7 +139,6 @@ _EXPORTS: dict[str, str] = {
     "RenderedPrompt": "._prompt",
     "Replace": "._session",
     "ResourceError": ".errors",
-    "ResourceLookup": "._context",
     "ResourceRegistry": "._bindings",
     "ResourceResolver": "._bindings",
     "Resources": "._resources",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from ._arguments import Arguments
 from ._policy import PolicyDecision
 
 if TYPE_CHECKING:
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
     from ._tool import Tool
 
 __all__ = ["Approval", "ApprovalPolicy", "ApprovalVerdict", "PendingApproval", "arguments_hash"]
-
-Arguments = str | bytes | Mapping[str, Any] | None
 
 
 class RawArguments(str):

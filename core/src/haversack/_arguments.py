@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ._preview import preview
 from .errors import ToolValidationError
 from .serde._parse import parse_as, prepare
 
@@ -70,10 +71,5 @@ def _refuse_unless_empty(arguments: Arguments, heading: str) -> None:
         if decoded is None or decoded == {}:
             return
     raise ToolValidationError(
-        f"{heading}: this tool takes no arguments, got {_preview(arguments)}; call it with {{}}."
+        f"{heading}: this tool takes no arguments, got {preview(arguments, 80)}; call it with {{}}."
     )
-
-
-def _preview(arguments: Arguments) -> str:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments, default=repr)
-    return text if len(text) <= 80 else text[:77] + "..."

@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from .filesystem._protocol import Filesystem
 
 if TYPE_CHECKING:
+    from ._bindings import ResourceResolver
     from ._deadline import Deadline
     from ._identity import ToolIdentity
     from ._prompt import Prompt, RenderedPrompt
     from ._session import Session
     from ._tool import Tool
 
-__all__ = ["ResourceLookup", "ToolContext"]
-
-T = TypeVar("T")
-
-
-class ResourceLookup(Protocol):
-    """What a handler may ask of the live resources: an instance per bound type."""
-
-    def get(self, tp: type[T], /) -> T: ...
-
-    def get_optional(self, tp: type[T], /) -> T | None: ...
+__all__ = ["ToolContext"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +31,7 @@ class ToolContext:
     prompt: Prompt
     rendered_prompt: RenderedPrompt | None
     session: Session
-    resources: ResourceLookup
+    resources: ResourceResolver
     deadline: Deadline | None = None
     tool: Tool[Any, Any] | None = None
     call_id: str | None = None

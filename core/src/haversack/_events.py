@@ -10,6 +10,9 @@ from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
+from ._preview import SCALARS as _SCALARS
+from ._preview import cut as _cut
+from ._preview import preview as _preview
 from ._result import ToolResult
 
 if TYPE_CHECKING:
@@ -186,62 +189,6 @@ def _compacting(
     return compact
 
 
-_CUT_MARK: Final = "[... {} more characters not kept]"
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + _CUT_MARK.format(len(text) - limit)
-
-
-def _preview(arguments: object, limit: int) -> str:
-    """A bounded text standing for arguments too large to keep."""
-    if isinstance(arguments, str):
-        return _cut(arguments, limit)
-    if isinstance(arguments, bytes):
-        return _cut(arguments[: limit + 1].decode("utf-8", "replace"), limit)
-    if isinstance(arguments, Mapping):
-        # Values cut short, then one C-level repr: cheaper than reprlib, bounded all the same.
-        share = max(16, limit // max(1, min(len(arguments), 16)))
-        shown: dict[object, object] = {}
-        for key, value in arguments.items():
-            if len(shown) == 16:
-                shown["..."] = _Text(f"{len(arguments) - 16} more")
-                break
-            shown[key if type(key) is str and len(key) <= 40 else _Text(_short(key, 40))] = (
-                value
-                if value is None or type(value) in _SCALARS
-                else value
-                if type(value) is str and len(value) <= share
-                else _Text(_short(value, share))
-            )
-        return _cut(repr(shown), limit)
-    return _short(arguments, limit)
-
-
-class _Text(str):
-    """A preview piece shown without quotes inside a repr."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def _short(value: object, limit: int) -> str:
-    """A repr of ``value`` of about ``limit`` characters at most, built in bounded time."""
-    if isinstance(value, str | bytes):
-        head = repr(value[:limit])
-        return head if len(value) <= limit else f"{head}[... {len(value) - limit} more]"
-    if value is None or type(value) in _SCALARS:
-        return _cut(repr(value), limit)
-    size = len(value) if isinstance(value, Mapping | list | tuple | set | frozenset) else None
-    if size is not None:
-        return f"<{type(value).__name__} of {size} items>"
-    return f"<{type(value).__name__}>"
-
-
 def _within(value: object, budget: int) -> bool:
     """Whether ``value`` holds roughly at most ``budget`` characters of data.
 
@@ -297,7 +244,6 @@ def _within(value: object, budget: int) -> bool:
     return True
 
 
-_SCALARS: Final = frozenset({bool, int, float, complex})
 # Per value type: does render_value show all of it (compact JSON), or may it hide data?
 _WHOLE: dict[type, bool] = {}
 

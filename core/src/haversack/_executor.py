@@ -20,10 +20,11 @@ from .filesystem._protocol import RollbackReport, Snapshottable
 
 if TYPE_CHECKING:
     from ._approval import Approval, PendingApproval
+    from ._bindings import ResourceRegistry
     from ._deadline import Deadline
     from ._policy import ToolPolicy
     from ._prompt import RenderedPrompt
-    from ._resources import ResourceRegistry, Resources
+    from ._resources import Resources
     from ._resources._live import ToolCallScope
     from ._session import Session, SessionSnapshot
     from ._tool import Tool
@@ -179,7 +180,7 @@ class ToolExecutor:
         deadline: Deadline | None = None,
         log: ToolLog | None = None,
     ) -> None:
-        from ._resources import ResourceRegistry
+        from ._bindings import ResourceRegistry
 
         self.rendered_prompt = rendered_prompt
         self.prompt = rendered_prompt.prompt

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._preview import preview
 from .errors import PromptValidationError
 
 __all__ = ["JsonArguments", "json_schema_params"]
@@ -44,7 +45,7 @@ def json_schema_params(
     if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
         raise PromptValidationError(
             f"The input schema of {name!r} must be a JSON Schema object with "
-            f'"type": "object", got {_preview(schema)}.'
+            f'"type": "object", got {preview(schema, 80)}.'
         )
     inlined = _inline_refs(dict(schema), name)
     inlined.setdefault("type", "object")
@@ -84,11 +85,6 @@ def json_schema_params(
 
 def _class_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.replace("-", "_").split("_") if part)
-
-
-def _preview(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _inline_refs(schema: dict[str, Any], name: str) -> dict[str, Any]:

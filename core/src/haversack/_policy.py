@@ -64,7 +64,13 @@ class ToolPolicy(Protocol):
     Iterable[str]`` (as :class:`~haversack.ApprovalPolicy` does): when the prompt is built,
     each pattern must match the final or original name of a tool the policy may name (every
     tool for a prompt-wide policy, its contributor's for a section's), else the prompt is
-    refused. A pattern that matches nothing never silently allows.
+    refused. A pattern that matches nothing never silently allows. Likewise a policy that
+    names tools exactly may define ``tool_names() -> Iterable[str]`` (as
+    :class:`~haversack.ReadBeforeWritePolicy` and :class:`~haversack.SequentialDependencyPolicy`
+    do): for a policy of yours (prompt-wide, or on your own sections) each name must be the
+    final or original name of a tool it governs, else the prompt is refused naming the closest
+    tools. A pack's own section policy is not held to it: your ``exclude_tools`` may remove a
+    tool it names.
     """
 
     @property

@@ -154,6 +154,7 @@ class Prompt:
         policies: Sequence[ToolPolicy] = (),
         resources: ResourceRegistry | None = None,
         contributors: Mapping[str, str] | None = None,
+        _pack_policies: Sequence[ToolPolicy] = (),
     ) -> None:
         for label, value in (("namespace (ns)", ns), ("key", key)):
             if not isinstance(value, str) or not value.strip() or value != value.strip():
@@ -182,7 +183,9 @@ class Prompt:
         self._tool_refs, self._resolved_tools = validate(
             self._nodes, self.policies, self._contributors
         )
-        check_patterns(self._nodes, self.policies, self._contributors)
+        # compose() names the prompt-wide policies packs registered: like a pack's section
+        # policies, they may name tools your exclude_tools removed (see check_patterns).
+        check_patterns(self._nodes, self.policies, self._contributors, _pack_policies)
 
     # ------------------------------------------------------------------ queries
     @property

@@ -61,6 +61,11 @@ class ReadBeforeWritePolicy:
         self.write_tools = _names(write_tools, "write_tools")
         self.path_fields = tuple(path_fields)
 
+    def tool_names(self) -> tuple[str, ...]:
+        """Every tool this policy names: when it is yours, each must mean a tool it governs,
+        or the prompt is refused (see :class:`~haversack.ToolPolicy`)."""
+        return tuple(sorted(self.read_tools | self.write_tools))
+
     @property
     def name(self) -> str:
         return self._name
@@ -89,7 +94,12 @@ class ReadBeforeWritePolicy:
             return PolicyDecision.deny(str(exc))
         if not exists or path in policy_values(context.session, self._name):
             return PolicyDecision.allow()
-        readers = " or ".join(_final_names(self, self.read_tools, context)) or "a read tool"
+        readers = " or ".join(_final_names(self, self.read_tools, context))
+        if not readers:  # every read tool was removed (exclude_tools): name none of them
+            return PolicyDecision.deny(
+                f"{raw!r} already exists and has not been read in this session, and no tool "
+                f"here reads it, so {tool.name!r} cannot change it: tell the user."
+            )
         return PolicyDecision.deny(
             f"{raw!r} already exists and has not been read in this session; call {readers} "
             f"on it first, then retry {tool.name!r}."

@@ -45,6 +45,11 @@ class SequentialDependencyPolicy:
     def name(self) -> str:
         return self._name
 
+    def tool_names(self) -> tuple[str, ...]:
+        """Every tool this policy names: when it is yours, each must mean a tool it governs,
+        or the prompt is refused (see :class:`~haversack.ToolPolicy`)."""
+        return tuple(sorted(self._dependencies.keys() | self._observed))
+
     @property
     def dependencies(self) -> Mapping[str, frozenset[str]]:
         return dict(self._dependencies)

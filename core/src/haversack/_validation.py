@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._identity import YOUR_CODE
@@ -153,19 +153,30 @@ def _resolve_tool(
 
 
 def check_patterns(
-    nodes: tuple[Node, ...], prompt_policies: tuple[ToolPolicy, ...], owners: Mapping[str, str]
+    nodes: tuple[Node, ...],
+    prompt_policies: tuple[ToolPolicy, ...],
+    owners: Mapping[str, str],
+    pack_policies: Sequence[ToolPolicy] = (),
 ) -> None:
-    """Refuse a policy whose ``tool_patterns()`` has a glob matching no tool it may name.
+    """Refuse a policy whose ``tool_patterns()`` has a glob matching no tool it may name, or
+    one of yours whose ``tool_names()`` has a name meaning no tool.
 
     Fail closed: an approval pattern that matches nothing (a typo, a tool removed or
-    renamed) would let the tool it meant run unasked. A prompt-wide policy may name every
-    tool; a section's, the tools of its section's contributor (``owners``: top-level key ->
-    contributor). A glob matches a tool's final or original name.
+    renamed) would let the tool it meant run unasked, and a read-before-write or
+    sequential-dependency setting naming no tool would never apply. A prompt-wide policy may
+    name every tool; a section's, the tools of its section's contributor (``owners``:
+    top-level key -> contributor). A glob matches a tool's final or original name; a name is
+    a tool's final name or its original name. A pack's own policy names its tools by
+    ``tool_names()`` unchecked (a section's, or a prompt-wide one in ``pack_policies``):
+    your ``exclude_tools`` may have removed them.
     """
     from fnmatch import fnmatchcase
 
-    if not any(hasattr(p, "tool_patterns") for p in prompt_policies) and not any(
-        hasattr(p, "tool_patterns") for node in walk(nodes) for p in node.section.policies
+    def names_tools(policy: ToolPolicy) -> bool:
+        return hasattr(policy, "tool_patterns") or hasattr(policy, "tool_names")
+
+    if not any(names_tools(p) for p in prompt_policies) and not any(
+        names_tools(p) for node in walk(nodes) for p in node.section.policies
     ):
         return  # the common case: nothing to check, no table built
     by_owner: dict[str, list[Tool[Any, Any]]] = {}
@@ -176,14 +187,14 @@ def check_patterns(
         for policy in node.section.policies:
             attached.setdefault(id(policy), (policy, set()))[1].add(owner)
     everything = [t for tools in by_owner.values() for t in tools]
-    scoped = [(p, everything) for p in prompt_policies]
+    theirs = {id(p) for p in pack_policies}
+    scoped = [(p, everything, id(p) not in theirs) for p in prompt_policies]
     for policy, policy_owners in attached.values():
-        scoped.append((policy, [t for o in sorted(policy_owners) for t in by_owner.get(o, [])]))
-    for policy, tools in scoped:
+        tools = [t for o in sorted(policy_owners) for t in by_owner.get(o, [])]
+        scoped.append((policy, tools, policy_owners == {YOUR_CODE}))
+    for policy, tools, yours in scoped:
         patterns = getattr(policy, "tool_patterns", None)
-        if patterns is None:
-            continue
-        for pattern in patterns():
+        for pattern in patterns() if patterns is not None else ():
             if any(
                 fnmatchcase(t.name, pattern) or fnmatchcase(t.original_name, pattern) for t in tools
             ):
@@ -194,6 +205,20 @@ def check_patterns(
                 "pattern, or remove it (patterns match a tool's final name, after a pack's "
                 "prefix or rename, or its original name).",
                 tool_name=pattern,
+            )
+        names = getattr(policy, "tool_names", None)
+        if names is None or not yours:
+            continue
+        known = {t.name for t in tools} | {t.original_name for t in tools}
+        for name in names():
+            if name in known:
+                continue
+            raise PromptValidationError(
+                f"Policy {policy.name!r} names the tool {name!r}, which is none of the tools "
+                f"it governs{_closest(name, tools)}, so that part of it would never apply. "
+                "Fix the name, or remove it (a name is a tool's final name, after a pack's "
+                "prefix or rename, or its original name).",
+                tool_name=name,
             )
 
 

@@ -24,7 +24,8 @@ class Scope(enum.Enum):
 
 
 class ResourceResolver(Protocol):
-    """What a factory may ask for while building its instance: other bound resources."""
+    """What a factory may ask for while building its instance (other bound resources), and
+    what a handler's ``context.resources`` gives: an instance per bound type."""
 
     def get(self, tp: type[T], /) -> T: ...
 

@@ -198,6 +198,7 @@ class PackLoader:
         raise_conflicts(report)
         sections: list[Section[Any]] = []
         policies: list[ToolPolicy] = []
+        theirs: list[ToolPolicy] = []
         contributors: dict[str, str] = {}
         for c in self.contributions:
             own = list(c.sections)
@@ -207,6 +208,8 @@ class PackLoader:
             # Registered policies are prompt-wide by contract (hookspecs): they govern, and
             # observe, every tool. A pack's section policies govern its own tools only.
             policies.extend(c.policies)
+            if c.name != CALLER:
+                theirs.extend(c.policies)
             for section in own:
                 contributors[section.key] = c.name
             sections.extend(own)
@@ -218,6 +221,7 @@ class PackLoader:
                 policies=policies,
                 resources=ResourceRegistry.of(*self.bindings),
                 contributors=contributors,
+                _pack_policies=theirs,
             )
         except PromptValidationError as exc:
             removed = self.removed.get(exc.tool_name or "")

@@ -21,7 +21,8 @@ __all__ = ["AnthropicMessages"]
 
 
 class AnthropicMessages(SdkClients):
-    """Anthropic Messages; the client is built on first use from ``ANTHROPIC_API_KEY``.
+    """Anthropic Messages; the client is built on first use from ``ANTHROPIC_API_KEY``
+    (optional with a ``base_url`` or ``$ANTHROPIC_BASE_URL``: a local or proxy server).
 
     ``max_tokens`` is required by the API; ``options`` go to every ``messages.create``.
     """
@@ -30,6 +31,7 @@ class AnthropicMessages(SdkClients):
     sync_class = "Anthropic"
     async_class = "AsyncAnthropic"
     key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
     error_class: ClassVar[str] = "AnthropicError"
     label: ClassVar[str] = "Anthropic"
 
@@ -43,6 +45,7 @@ class AnthropicMessages(SdkClients):
         base_url: str | None = None,
         api_key: str | None = None,
         stream: bool = False,
+        tool_choice: str | None = None,
         **options: Any,
     ) -> None:
         super().__init__(
@@ -52,6 +55,7 @@ class AnthropicMessages(SdkClients):
             base_url=base_url,
             api_key=api_key,
             stream=stream,
+            tool_choice=tool_choice,
             **options,
         )
         self.max_tokens = max_tokens
@@ -79,7 +83,15 @@ class AnthropicMessages(SdkClients):
             request["system"] = conversation.system
         if tools:
             request["tools"] = tools
-        return request | self.options
+        names = {str(tool.get("name")) for tool in tools}
+        answered = any(_has_result(m) for m in conversation.messages)
+        return request | self._tool_choice(tools, names, answered) | self.options
+
+    def _tool_choice_value(self, choice: str) -> Any:
+        named = {"auto": "auto", "required": "any", "none": "none"}
+        if choice in named:
+            return {"type": named[choice]}
+        return {"type": "tool", "name": choice}
 
     def complete(
         self,
@@ -143,6 +155,13 @@ class AnthropicMessages(SdkClients):
         """One user message holding a ``tool_result`` block per call."""
         blocks = [fmt.tool_result_block(call.call_id, result) for call, result in results]
         conversation.messages.append({"role": "user", "content": blocks})
+
+
+def _has_result(message: object) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+    )
 
 
 def _reply(message: Any) -> Reply:

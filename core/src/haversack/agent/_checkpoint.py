@@ -8,7 +8,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -17,7 +17,9 @@ from haversack.errors import CheckpointError
 
 if TYPE_CHECKING:
     from haversack._events import ToolInvoked
+    from haversack._result import ToolResult
     from haversack._session import Session
+    from haversack.adapters import ToolCall
     from haversack.filesystem import Filesystem
 
     from ._records import ModelTurn
@@ -107,6 +109,27 @@ class PendingData:
 
 
 @dataclass(frozen=True, slots=True)
+class DoneCallData:
+    """A call of the open turn that already has its result: the text the model gets."""
+
+    call: CallData
+    text: str
+    success: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTurnData:
+    """The last turn, when its tool calls were not all answered as the checkpoint was written.
+
+    It is written while a held call waits for a human: ``done`` are the turn's first calls
+    with their results. A resume runs the turn's other calls again: the held one goes
+    through every policy again and is held again, so the human is asked again.
+    """
+
+    done: tuple[DoneCallData, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SliceData:
     """One STATE slice: its type as ``module:qualname`` and its items as JSON data."""
 
@@ -132,10 +155,13 @@ class WorkspaceData:
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
-    """An agent run after a whole turn: everything needed to continue it in a new process.
+    """An agent run after a whole turn, or while a held call waits for a human: everything
+    needed to continue it in a new process.
 
     ``stop_reason`` is ``None`` while the run was still going, else how it ended. ``extra``
-    is for the caller (``haversack run`` keeps its transcript records there).
+    is for the caller (``haversack run`` keeps its transcript records there). ``open_turn``
+    is set when the checkpoint was written in the middle of a turn, while ``pending`` holds
+    the call a policy held for a human.
     """
 
     task: str
@@ -153,6 +179,21 @@ class Checkpoint:
     pending: tuple[PendingData, ...]
     workspace: WorkspaceData | None
     extra: dict[str, Any] = field(default_factory=dict)
+    open_turn: OpenTurnData | None = None
+
+    def answered(self) -> list[tuple[ToolCall, ToolResult[Any]]]:
+        """The open turn's answered calls with their results (none without an open turn)."""
+        from haversack._result import ToolResult
+        from haversack.adapters import ToolCall
+
+        done = () if self.open_turn is None else self.open_turn.done
+        return [
+            (
+                ToolCall(d.call.call_id, d.call.name, d.call.arguments),
+                ToolResult(message=d.text, value=None, success=d.success),
+            )
+            for d in done
+        ]
 
     def model_turns(self) -> tuple[ModelTurn, ...]:
         """The turns as :class:`~haversack.agent.ModelTurn` records."""
@@ -206,12 +247,24 @@ def turn_data(turn: ModelTurn) -> TurnData:
         model=turn.model,
         index=turn.index,
         text=turn.text,
-        tool_calls=tuple(
-            CallData(c.call_id, c.name, _json_arguments(c.arguments)) for c in turn.tool_calls
-        ),
+        tool_calls=tuple(call_data(c) for c in turn.tool_calls),
         usage=UsageData(turn.usage.input_tokens, turn.usage.output_tokens),
         stop=turn.stop,
         duration_s=float(turn.duration_s),
+    )
+
+
+def call_data(call: ToolCall) -> CallData:
+    """A model's tool call as stored."""
+    return CallData(call.call_id, call.name, _json_arguments(call.arguments))
+
+
+def open_turn_data(done: Sequence[tuple[ToolCall, ToolResult[Any]]]) -> OpenTurnData:
+    """The open turn: its answered calls with the text their results gave the model."""
+    return OpenTurnData(
+        done=tuple(
+            DoneCallData(call_data(call), result.render(), result.success) for call, result in done
+        )
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -15,7 +16,10 @@ if TYPE_CHECKING:
 
     from ._provider import OnText
 
-__all__ = ["Attempt", "SdkClients"]
+__all__ = ["TOOL_CHOICES", "Attempt", "SdkClients"]
+
+#: What ``tool_choice`` takes besides a tool's name.
+TOOL_CHOICES = ("auto", "required", "none")
 
 T = TypeVar("T")
 
@@ -38,8 +42,8 @@ class SdkClients:
     async_class: ClassVar[str]
     #: The environment variable holding the API key.
     key_env: ClassVar[str]
-    #: Whether a ``base_url`` (an OpenAI-compatible server) makes the key optional.
-    keyless_base_url: ClassVar[bool] = False
+    #: The environment variable the SDK reads a base URL from (a key is optional with one).
+    base_url_env: ClassVar[str]
     #: The SDK's root error class and the label that starts this provider's messages.
     error_class: ClassVar[str]
     label: ClassVar[str]
@@ -53,6 +57,7 @@ class SdkClients:
         base_url: str | None = None,
         api_key: str | None = None,
         stream: bool = False,
+        tool_choice: str | None = None,
         **options: Any,
     ) -> None:
         self._model = model
@@ -64,8 +69,38 @@ class SdkClients:
         self._base_url = base_url
         self._api_key = api_key
         self.stream = stream
+        self.tool_choice = tool_choice
         self.options = options
         self._sockets = Sockets()
+
+    def _tool_choice(
+        self, tools: list[dict[str, Any]], names: set[str], answered: bool
+    ) -> dict[str, Any]:
+        """The request's tool choice, in this provider's format (``{}`` for none).
+
+        ``required`` and a tool's name hold until the model has called a tool, then the
+        model chooses again (``auto``): forced every turn, it could never answer.
+        """
+        choice = self.tool_choice
+        if choice is None or not tools:
+            return {}
+        if choice not in TOOL_CHOICES and choice not in names:
+            shown = ", ".join(sorted(names)[:20])
+            raise ProviderError(
+                f"tool_choice {choice!r} is neither {', '.join(TOOL_CHOICES)} nor the name of "
+                f"one of the tools: {shown}"
+            )
+        if answered and choice not in ("auto", "none"):
+            choice = "auto"
+        return {"tool_choice": self._tool_choice_value(choice)}
+
+    def _advice(self, exc: Exception) -> str:
+        """What to do about ``exc``, when this provider knows (added to the error)."""
+        return ""
+
+    def _tool_choice_value(self, choice: str) -> Any:
+        """``auto``, ``required``, ``none`` or a tool's name in this provider's format."""
+        raise NotImplementedError
 
     @property
     def model(self) -> str:
@@ -78,7 +113,7 @@ class SdkClients:
             self._api_key,
             self.key_env,
             self.package,
-            base_url=self._base_url if self.keyless_base_url else None,
+            base_url=self._base_url or os.environ.get(self.base_url_env),
         )
         return {"api_key": key, "base_url": self._base_url}
 
@@ -192,7 +227,12 @@ class SdkClients:
         return status is not None and (status in (408, 409, 429) or status >= 500)
 
     def _failed(self, api: str, exc: Exception) -> ProviderError:
-        if isinstance(exc, getattr(_module(self.package), self.error_class)):
+        from ._chat_stream import UnreadableReplyError
+
+        if isinstance(exc, UnreadableReplyError):
+            check = f"; check that the base URL points at the {self.label} API"
+            detail = f"{exc}{check if exc.format else ''}"
+        elif isinstance(exc, getattr(_module(self.package), self.error_class)):
             detail = str(exc)
         else:
             # The SDK read something that is not the API's format (an HTML page, an empty
@@ -203,6 +243,7 @@ class SdkClients:
             )
         if len(detail) > _DETAIL:
             detail = detail[: _DETAIL - 3] + "..."
+        detail += self._advice(exc)
         return ProviderError(
             f"The {self.label} {api} request for model {self._model!r} failed: {detail}"
         )

@@ -10,18 +10,18 @@ __all__ = ["api_key", "sdk"]
 
 
 def api_key(explicit: str | None, variable: str, provider: str, *, base_url: str | None) -> str:
-    """``explicit``, else ``$variable``; a custom ``base_url`` (a local server, given or in
-    ``$OPENAI_BASE_URL``) needs none."""
+    """``explicit``, else ``$variable``; a custom ``base_url`` (a local or proxy server,
+    given or from the SDK's base-URL variable) needs none."""
     if explicit:
         return explicit
     found = os.environ.get(variable, "").strip()
     if found:
         return found
-    if base_url or (variable == "OPENAI_API_KEY" and os.environ.get("OPENAI_BASE_URL")):
-        return "unused"  # OpenAI-compatible local servers (vLLM, llama.cpp, Ollama) ignore it
+    if base_url:
+        return "unused"  # local servers (vLLM, llama.cpp, Ollama) ignore it
     raise ProviderError(
         f"No API key for the {provider} provider: set the environment variable {variable} "
-        "(or pass api_key=...)."
+        "or pass api_key=... (--api-key on the command line)."
     )
 
 

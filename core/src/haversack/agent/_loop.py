@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from haversack._approval import PendingApproval
@@ -130,6 +130,8 @@ class Agent:
                 self.rendered, session=run.session, resources=resources, deadline=deadline
             ) as executor:
                 run.attach(executor)
+                if run.open_turn:
+                    self._answer(executor, run, run.turns[-1].tool_calls, run.answered)
                 while run.next_turn():
                     started = time.perf_counter()
                     reply = self.provider.complete(
@@ -137,21 +139,37 @@ class Agent:
                     )
                     if run.record(reply, started):
                         break
-                    calls, extra = self._split(reply.calls)
-                    results = [self._call(executor, call) for call in calls]
-                    results += self._refuse(extra, len(reply.calls))
-                    self.provider.add_results(run.conversation, results)
-                    run.save()
+                    self._answer(executor, run, reply.calls)
                 run.save(final=True)
         finally:
             self.provider.close()
         return run.result()
 
-    def _call(self, executor: ToolExecutor, call: ToolCall) -> tuple[ToolCall, ToolResult[Any]]:
+    def _answer(
+        self,
+        executor: ToolExecutor,
+        run: _Run,
+        made: tuple[ToolCall, ...],
+        answered: Sequence[tuple[ToolCall, ToolResult[Any]]] = (),
+    ) -> None:
+        """Run the turn's calls after the ``answered`` ones and send all the results back."""
+        calls, extra = self._split(made)
+        results = list(answered)
+        for call in calls[len(answered) :]:
+            results.append(self._call(executor, call, run.holding(results)))
+        results += self._refuse(extra, len(made))
+        self.provider.add_results(run.conversation, results)
+        run.save()
+
+    def _call(
+        self, executor: ToolExecutor, call: ToolCall, holding: Callable[[], None]
+    ) -> tuple[ToolCall, ToolResult[Any]]:
         self._emit(ToolCallStarted(call))
         result = executor.execute(call.name, call.arguments, call_id=call.call_id)
         pending = _pending_of(result)
         while pending is not None:
+            if self.approve is not None:
+                holding()  # before the event: a resumed run emits it again
             self._emit(ApprovalRequested(pending))
             if self.approve is None:
                 result = executor.resume(pending.call_id, pending.deny(_NO_APPROVER))
@@ -187,6 +205,8 @@ class Agent:
                 self.rendered, session=run.session, resources=resources, deadline=deadline
             ) as executor:
                 run.attach(executor)
+                if run.open_turn:
+                    await self._aanswer(executor, run, run.turns[-1].tool_calls, run.answered)
                 while run.next_turn():
                     started = time.perf_counter()
                     reply = await self.provider.acomplete(
@@ -194,44 +214,52 @@ class Agent:
                     )
                     if run.record(reply, started):
                         break
-                    calls, extra = self._split(reply.calls)
-                    results = await self._acalls(executor, calls)
-                    results += self._refuse(extra, len(reply.calls))
-                    self.provider.add_results(run.conversation, results)
-                    run.save()
+                    await self._aanswer(executor, run, reply.calls)
                 run.save(final=True)
         finally:
             await self.provider.aclose()
         return run.result()
 
-    async def _acalls(
-        self, executor: ToolExecutor, calls: tuple[ToolCall, ...]
-    ) -> list[tuple[ToolCall, ToolResult[Any]]]:
+    async def _aanswer(
+        self,
+        executor: ToolExecutor,
+        run: _Run,
+        made: tuple[ToolCall, ...],
+        answered: Sequence[tuple[ToolCall, ToolResult[Any]]] = (),
+    ) -> None:
+        """:meth:`_answer` for :meth:`arun`: a turn of read-only calls runs concurrently."""
+        calls, extra = self._split(made)
+        results = list(answered)
+        calls = calls[len(answered) :]
         if not run_together(self.rendered, calls):
             # In order, each held call answered before the next runs: a later call sees
             # exactly what an approved earlier one did.
-            return [await self._acall(executor, call) for call in calls]
-        for call in calls:
-            self._emit(ToolCallStarted(call))
-        batch = [(call.name, call.arguments, call.call_id) for call in calls]
-        first = await executor.aexecute_many(batch)
-        return [
-            await self._aresolve(executor, call, result)
-            for call, result in zip(calls, first, strict=True)
-        ]
-
-    async def _acall(
-        self, executor: ToolExecutor, call: ToolCall
-    ) -> tuple[ToolCall, ToolResult[Any]]:
-        self._emit(ToolCallStarted(call))
-        result = await executor.aexecute(call.name, call.arguments, call_id=call.call_id)
-        return await self._aresolve(executor, call, result)
+            for call in calls:
+                self._emit(ToolCallStarted(call))
+                result = await executor.aexecute(call.name, call.arguments, call_id=call.call_id)
+                results.append(await self._aresolve(executor, call, result, run.holding(results)))
+        else:
+            for call in calls:
+                self._emit(ToolCallStarted(call))
+            batch = [(call.name, call.arguments, call.call_id) for call in calls]
+            first = await executor.aexecute_many(batch)
+            for call, result in zip(calls, first, strict=True):
+                results.append(await self._aresolve(executor, call, result, run.holding(results)))
+        results += self._refuse(extra, len(made))
+        self.provider.add_results(run.conversation, results)
+        run.save()
 
     async def _aresolve(
-        self, executor: ToolExecutor, call: ToolCall, result: ToolResult[Any]
+        self,
+        executor: ToolExecutor,
+        call: ToolCall,
+        result: ToolResult[Any],
+        holding: Callable[[], None],
     ) -> tuple[ToolCall, ToolResult[Any]]:
         pending = _pending_of(result)
         while pending is not None:
+            if self.approve is not None:
+                holding()  # before the event: a resumed run emits it again
             self._emit(ApprovalRequested(pending))
             if self.approve is None:
                 answer: Approval = pending.deny(_NO_APPROVER)
@@ -274,6 +302,7 @@ class _Run:
 
     __slots__ = (
         "agent",
+        "answered",
         "checkpoint_dir",
         "checkpoint_extra",
         "conversation",
@@ -282,6 +311,7 @@ class _Run:
         "finished",
         "first_call",
         "on_text",
+        "open_turn",
         "prompt_digest",
         "restored",
         "resume",
@@ -323,6 +353,9 @@ class _Run:
         self.usage = Usage()
         self.stop = StopReason.MAX_TURNS
         self.finished = False
+        # A checkpoint written while a held call waited: its turn is answered first.
+        self.open_turn = resume is not None and resume.open_turn is not None
+        self.answered = [] if resume is None else resume.answered()
         if resume is None:
             self.task = task
             self.conversation: Conversation = provider.start(agent.rendered.text, task)
@@ -393,13 +426,26 @@ class _Run:
         assert self.executor is not None
         return self.executor.resources.get_optional(Filesystem)
 
-    def save(self, *, final: bool = False) -> None:
-        """Write a checkpoint of the run so far (when the run has a checkpoint directory)."""
+    def holding(self, answered: list[tuple[ToolCall, ToolResult[Any]]]) -> Callable[[], None]:
+        """What to do before asking a human about a held call: write a checkpoint with the
+        turn's calls answered so far, so a run that dies while the human thinks resumes
+        with the same question."""
+        return lambda: self.save(answered=tuple(answered))
+
+    def save(
+        self,
+        *,
+        final: bool = False,
+        answered: Sequence[tuple[ToolCall, ToolResult[Any]]] | None = None,
+    ) -> None:
+        """Write a checkpoint of the run so far (when the run has a checkpoint directory);
+        ``answered`` marks the last turn as open, with these of its calls answered."""
         if self.checkpoint_dir is None or self.executor is None:
             return
         from ._checkpoint import (
             Checkpoint,
             invoked_data,
+            open_turn_data,
             pending_data,
             save_checkpoint,
             session_state,
@@ -428,6 +474,7 @@ class _Run:
                 pending=tuple(pending_data(p) for p in self.executor.pending),
                 workspace=workspace_data(self._filesystem()),
                 extra=dict(self.checkpoint_extra()) if self.checkpoint_extra else {},
+                open_turn=None if answered is None else open_turn_data(answered),
             ),
         )
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from haversack.adapters import openai as fmt
 
-from ._clients import SdkClients
+from ._chat_stream import ChatStream, chat_reply
+from ._clients import TOOL_CHOICES, SdkClients
 from ._provider import Conversation, OnText, Reply
 from ._records import Usage
 
@@ -22,13 +23,13 @@ __all__ = ["OpenAIChat", "OpenAIResponses"]
 
 class _OpenAIBase(SdkClients):
     """Clients (built on first use from ``OPENAI_API_KEY``) and options shared by both APIs.
-    A ``base_url`` (any OpenAI-compatible server) needs no key."""
+    A ``base_url`` (any OpenAI-compatible server, or ``$OPENAI_BASE_URL``) needs no key."""
 
     package = "openai"
     sync_class = "OpenAI"
     async_class = "AsyncOpenAI"
     key_env = "OPENAI_API_KEY"
-    keyless_base_url = True
+    base_url_env = "OPENAI_BASE_URL"
     error_class: ClassVar[str] = "OpenAIError"
     label: ClassVar[str] = "OpenAI"
 
@@ -58,7 +59,23 @@ class OpenAIChat(_OpenAIBase):
         request: dict[str, Any] = {"model": self._model, "messages": conversation.messages}
         if tools:
             request["tools"] = tools
-        return request | self.options
+        answered = any(_field(m, "role") == "tool" for m in conversation.messages)
+        return request | self._tool_choice(tools, _names(tools), answered) | self.options
+
+    def _tool_choice_value(self, choice: str) -> Any:
+        if choice in TOOL_CHOICES:
+            return choice
+        return {"type": "function", "function": {"name": choice}}
+
+    def _advice(self, exc: Exception) -> str:
+        # llama-cpp-python's chatml-function-calling handler asserts on "required" and
+        # answers a bare 500: say what the server may not take.
+        if self.tool_choice == "required" and getattr(exc, "status_code", None) == 500:
+            return (
+                " (the server may not support tool_choice 'required': llama.cpp's "
+                "chatml-function-calling takes 'auto' or a tool's name)"
+            )
+        return ""
 
     def complete(
         self,
@@ -73,14 +90,15 @@ class OpenAIChat(_OpenAIBase):
 
         def attempt(client: Any, text: OnText | None, tick: Callable[[], None]) -> Reply:
             if not self.stream:
-                return _chat_reply(client.chat.completions.create(**request))
-            streamed = {"stream_options": {"include_usage": True}} | request
-            with client.chat.completions.stream(**streamed) as stream:
-                for event in stream:
+                return chat_reply(client.chat.completions.create(**request))
+            assembled = ChatStream()
+            with client.chat.completions.create(**_streamed(request)) as stream:
+                for chunk in stream:
                     tick()
-                    if event.type == "content.delta" and text is not None:
-                        text(event.delta)
-                return _chat_reply(stream.get_final_completion(), streamed=True)
+                    piece = assembled.add(chunk)
+                    if piece and text is not None:
+                        text(piece)
+            return assembled.reply(_names(tools))
 
         return self._call("chat completions", deadline, on_text, attempt)
 
@@ -96,20 +114,23 @@ class OpenAIChat(_OpenAIBase):
 
         async def attempt(client: Any, text: OnText | None, tick: Callable[[], None]) -> Reply:
             if not self.stream:
-                return _chat_reply(await client.chat.completions.create(**request))
-            streamed = {"stream_options": {"include_usage": True}} | request
-            async with client.chat.completions.stream(**streamed) as stream:
-                async for event in stream:
+                return chat_reply(await client.chat.completions.create(**request))
+            assembled = ChatStream()
+            async with await client.chat.completions.create(**_streamed(request)) as stream:
+                async for chunk in stream:
                     tick()
-                    if event.type == "content.delta" and text is not None:
-                        text(event.delta)
-                return _chat_reply(await stream.get_final_completion(), streamed=True)
+                    piece = assembled.add(chunk)
+                    if piece and text is not None:
+                        text(piece)
+            return assembled.reply(_names(tools))
 
         return await self._acall("chat completions", deadline, on_text, attempt)
 
     def add_reply(self, conversation: Conversation, reply: Reply) -> None:
         """The assistant message, with its tool calls as the model sent them."""
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        # A string even beside tool calls: llama.cpp's server (and others that validate the
+        # message) answer 500 to ``"content": null``; the OpenAI API takes ``""`` as well.
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.calls:
             message["tool_calls"] = [
                 {
@@ -130,18 +151,16 @@ class OpenAIChat(_OpenAIBase):
         )
 
 
-def _chat_reply(completion: Any, *, streamed: bool = False) -> Reply:
-    choice = completion.choices[0]
-    message = choice.message
-    usage = completion.usage
-    return Reply(
-        text=message.content or "",
-        calls=tuple(fmt.read_chat_tool_call(call) for call in message.tool_calls or ()),
-        usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
-        stop=str(choice.finish_reason),
-        truncated=choice.finish_reason == "length",
-        raw=completion,
-    )
+def _streamed(request: dict[str, Any]) -> dict[str, Any]:
+    return {"stream_options": {"include_usage": True}} | request | {"stream": True}
+
+
+def _names(tools: list[dict[str, Any]]) -> set[str]:
+    return {str(tool.get("function", {}).get("name")) for tool in tools}
+
+
+def _field(message: object, name: str) -> object:
+    return message.get(name) if isinstance(message, dict) else getattr(message, name, None)
 
 
 class OpenAIResponses(_OpenAIBase):
@@ -169,7 +188,28 @@ class OpenAIResponses(_OpenAIBase):
             request["instructions"] = conversation.system
         if tools:
             request["tools"] = tools
-        return request | self.options
+        names = {str(tool.get("name")) for tool in tools}
+        answered = any(_field(m, "type") == "function_call_output" for m in conversation.messages)
+        return request | self._tool_choice(tools, names, answered) | self.options
+
+    def _tool_choice_value(self, choice: str) -> Any:
+        if choice in TOOL_CHOICES:
+            return choice
+        return {"type": "function", "name": choice}
+
+    def _advice(self, exc: Exception) -> str:
+        # OpenAI-compatible servers (llama.cpp, vLLM, Ollama...) mostly serve Chat
+        # Completions only: their 404 here says nothing of that.
+        import os
+
+        base = self._base_url or os.environ.get(self.base_url_env)
+        if base and getattr(exc, "status_code", None) in (404, 405):
+            return (
+                f" (the server at {base} has no Responses API: "
+                f"use the model 'openai:{self._model}', Chat Completions, which "
+                "OpenAI-compatible servers serve)"
+            )
+        return ""
 
     def complete(
         self,

@@ -99,7 +99,7 @@ def require_resources(prompt: Prompt) -> None:
     instead of when the first client calls a tool. Raises
     :class:`~haversack.errors.ResourceError` whose message is one line per resource.
     """
-    from haversack._packs._open import check_resources
+    from haversack.cli._resources import check_resources
     from haversack.errors import ResourceError
 
     problems = check_resources(prompt)

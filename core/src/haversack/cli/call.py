@@ -21,9 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 on a successful result, 1 on a failed one (the result text is printed)."""
     from haversack._executor import ToolExecutor
-    from haversack._packs._open import resource_error_line
     from haversack._packs._watch import budget_from_env
     from haversack._session import Session
+    from haversack.cli._resources import resource_error_line
     from haversack.errors import ResourceError
 
     # A pack nobody named whose import never returns is left out after the budget (and named

@@ -34,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
     """
     from haversack._packs import discover
     from haversack._packs._compose import compose
-    from haversack._packs._open import check_resources
     from haversack._packs._report import FAILED
     from haversack._packs._watch import budget_from_env
+    from haversack.cli._resources import check_resources
     from haversack.errors import HaversackError, PackConfigError
 
     report = discover(load=True, import_budget=budget_from_env(), **selection_kwargs(args))

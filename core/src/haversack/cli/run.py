@@ -12,6 +12,7 @@ from haversack.cli._terminal import printable
 
 if TYPE_CHECKING:
     from haversack._approval import Approval, PendingApproval
+    from haversack._prompt import RenderedPrompt
     from haversack.agent import AgentEvent
 
 HELP = "run a task with a model and the composed tools until the model is done"
@@ -39,7 +40,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "ANTHROPIC_API_KEY)",
     )
     parser.add_argument(
-        "--base-url", metavar="URL", help="API endpoint (an OpenAI-compatible server: vLLM, ...)"
+        "--base-url",
+        metavar="URL",
+        help="API endpoint (an OpenAI-compatible server: llama.cpp, vLLM, Ollama...; an "
+        "Anthropic-compatible proxy); with one, an API key is optional",
+    )
+    parser.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY from the environment)",
+    )
+    parser.add_argument(
+        "--tool-choice",
+        metavar="CHOICE",
+        help="auto, required, none or a tool's name: whether the model must call a tool "
+        "(required and a name hold until it has called one, then auto)",
     )
     parser.add_argument(
         "--max-turns",
@@ -108,22 +123,28 @@ def run(args: argparse.Namespace) -> int:
     resume = load_checkpoint(args.resume) if args.resume is not None else None
     asks = args.ask or args.ask_writes
     policies = [ApprovalPolicy(args.ask, not_read_only=args.ask_writes)] if asks else []
-    prompt = compose(
+    rendered = compose(
         ns=NS, key=KEY, strict=args.strict, policies=policies, **selection_kwargs(args)
-    )
+    ).render()
     out = _Output(sys.stdout)
+    options: dict[str, Any] = {"base_url": args.base_url, "stream": not args.no_stream}
+    if args.api_key:
+        options["api_key"] = args.api_key
+    if args.tool_choice is not None:
+        options["tool_choice"] = _tool_choice(args.tool_choice, rendered)
     agent = Agent(
-        prompt,
+        rendered,
         args.model,
         max_turns=args.max_turns,
         approve=_Approver(args.yes, out),
         on_event=out.event,
-        base_url=args.base_url,
-        stream=not args.no_stream,
+        **options,
     )
     if resume is not None:
         out.records = _transcript(resume.extra)
         out.print(f"[resumed from {args.resume}: {len(resume.turns)} turn(s) done]")
+        for held in resume.pending:
+            out.print(f"[{printable(held.tool_name)} was waiting for approval: asked again]")
     checkpoint = args.checkpoint if args.checkpoint is not None else args.resume
     deadline = Deadline.after(args.timeout) if args.timeout else None
     try:
@@ -158,6 +179,23 @@ def run(args: argparse.Namespace) -> int:
     )
     _write(args.transcript, [*out.records, _end(result)], out)
     return EXIT_COMPLETED if result.stop_reason is StopReason.COMPLETED else EXIT_STOPPED
+
+
+def _tool_choice(choice: str, rendered: RenderedPrompt) -> str:
+    """``--tool-choice``, checked against the composed tools (a usage error, exit 2)."""
+    from haversack.agent._clients import TOOL_CHOICES
+    from haversack.errors import HaversackError
+
+    if choice in TOOL_CHOICES:
+        return choice
+    names = sorted(tool.name for tool in rendered.tools)
+    if choice not in names:
+        shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "") or "(none)"
+        raise HaversackError(
+            f"--tool-choice {choice!r} is neither {', '.join(TOOL_CHOICES)} nor one of the "
+            f"composed tools: {shown}"
+        )
+    return choice
 
 
 def _transcript(extra: dict[str, Any]) -> list[dict[str, Any]]:

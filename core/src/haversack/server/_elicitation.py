@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from haversack._approval import Approval, PendingApproval, RawArguments, decode_arguments
 
 if TYPE_CHECKING:
-    from haversack._approval import Arguments
+    from haversack._arguments import Arguments
 
 __all__ = [
     "APPROVAL_SCHEMA",

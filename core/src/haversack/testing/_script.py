@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
+
+from haversack._arguments import Arguments
 
 if TYPE_CHECKING:
     from haversack import ToolExecutor, ToolResult
 
 __all__ = ["ScriptStep", "ScriptedCall", "ScriptedModel", "Transcript", "TranscriptEntry", "play"]
-
-#: What the model sends as arguments: a JSON text or an already-decoded mapping.
-Arguments = str | bytes | Mapping[str, Any] | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,10 @@ from ._params import AddStepParams, SetupPlanParams, UpdateStepParams
 
 __all__ = ["Change", "NameOf", "add_steps", "require_plan", "setup_plan", "update_step"]
 
-NameOf = Callable[[str], str]
+#: The current name of the pack's tool originally called so, or ``None`` when this
+#: composition does not offer it (``exclude_tools`` may remove any tool): messages name a
+#: tool only while it exists.
+NameOf = Callable[[str], str | None]
 """Maps a tool's original name to its name in the current prompt (packs may be renamed)."""
 
 
@@ -98,9 +101,11 @@ def _titles(raw: Sequence[str], config: PlanningConfig, field: str) -> list[str]
 
 
 def _too_many(total: int, config: PlanningConfig, name_of: NameOf) -> ToolValidationError:
+    setup = name_of("planning_setup_plan")
+    then = f", or finish this plan and start the next with {setup}" if setup else ""
     return ToolValidationError(
         f"That would make {total} steps; a plan holds at most {config.max_steps}. Merge related "
-        f"steps, or finish this plan and start the next with {name_of('planning_setup_plan')}.",
+        f"steps{then}.",
         field_path="steps",
     )
 
@@ -112,19 +117,23 @@ def _plural(count: int) -> str:
 def require_plan(plan: Plan | None, name_of: NameOf) -> Plan:
     """The plan, or a validation error telling the model to set one up first."""
     if plan is None:
+        setup = name_of("planning_setup_plan")
         raise ToolValidationError(
-            f"There is no plan yet. Call {name_of('planning_setup_plan')} with an objective "
-            "(and, optionally, the first steps) first."
+            f"There is no plan yet. Call {setup} with an objective (and, optionally, the first "
+            "steps) first."
+            if setup
+            else "There is no plan yet, and no tool here starts one: tell the user."
         )
     return plan
 
 
 def _require_active(plan: Plan, name_of: NameOf) -> None:
     if plan.status == "completed":
+        setup = name_of("planning_setup_plan")
         raise ToolValidationError(
             f"The plan is already completed (all {len(plan.steps)} {_plural(len(plan.steps))} "
-            f"are done) and can no longer change. To continue, start a new plan with "
-            f"{name_of('planning_setup_plan')}."
+            "are done) and can no longer change."
+            + (f" To continue, start a new plan with {setup}." if setup else "")
         )
 
 
@@ -144,7 +153,12 @@ def setup_plan(
     if count:
         message = f"Plan set up with {count} {_plural(count)}."
     else:
-        message = f"Plan set up with no steps yet; add them with {name_of('planning_add_step')}."
+        add = name_of("planning_add_step")
+        message = (
+            f"Plan set up with no steps yet; add them with {add}."
+            if add
+            else ("Plan set up with no steps.")
+        )
     if previous is not None:
         message = "Replaced the previous plan. " + message
     return Change(plan, message)
@@ -189,10 +203,12 @@ def update_step(
     if step is None:
         count = len(plan.steps)
         if count == 0:
-            hint = f"the plan has no steps yet; add some with {name_of('planning_add_step')}"
+            add = name_of("planning_add_step")
+            hint = "the plan has no steps yet" + (f"; add some with {add}" if add else "")
         else:
             ids = "step 1 only" if count == 1 else f"steps 1-{count}"
-            hint = f"the plan has {ids}; call {name_of('planning_read_plan')} to see them"
+            read = name_of("planning_read_plan")
+            hint = f"the plan has {ids}" + (f"; call {read} to see them" if read else "")
         raise ToolValidationError(
             f"There is no step {params.step_id}: {hint}.", field_path="step_id"
         )

@@ -41,6 +41,11 @@ class PlanRequiredPolicy:
         """Allow setup and unrelated tools; allow the others once a plan exists."""
         if tool.original_name not in _GATED or current_plan(context.session) is not None:
             return PolicyDecision.allow()
+        if not context.offers(_SETUP):  # exclude_tools removed it: name no absent tool
+            return PolicyDecision.deny(
+                f"there is no plan yet, so {tool.name} cannot run, and no tool here starts "
+                "one: tell the user."
+            )
         setup = context.tool_name(_SETUP)
         return PolicyDecision.deny(
             f"there is no plan yet, so {tool.name} cannot run. Call {setup} with an objective "

@@ -8,7 +8,7 @@ from haversack import Tool, ToolAnnotations, ToolContext, ToolExample, ToolResul
 
 from ._config import PlanningConfig
 from ._model import FULL_PLAN_STEPS, Plan, PlanStep, PlanUpdate
-from ._ops import Change, add_steps, require_plan, setup_plan, update_step
+from ._ops import Change, NameOf, add_steps, require_plan, setup_plan, update_step
 from ._params import AddStepParams, SetupPlanParams, UpdateStepParams
 from ._store import current_plan, save_plan
 
@@ -33,12 +33,17 @@ _EXAMPLE_PLAN = Plan(
 )
 
 
+def _name_of(context: ToolContext) -> NameOf:
+    """What messages call the pack's tools: ``None`` for one this composition lacks."""
+    return lambda original: context.tool_name(original) if context.offers(original) else None
+
+
 def _commit(change: Change, context: ToolContext) -> ToolResult[PlanUpdate]:
     save_plan(context.session, change.plan)
     message = change.message
     if len(change.plan.steps) > FULL_PLAN_STEPS:
-        read = context.tool_name("planning_read_plan")
-        message += f" Call {read} to see every step."
+        read = _name_of(context)("planning_read_plan")
+        message += f" Call {read} to see every step." if read else ""
     return ToolResult.ok(PlanUpdate(change.plan, change.changed), message)
 
 
@@ -54,20 +59,20 @@ def planning_tools(config: PlanningConfig | None = None) -> tuple[Tool[Any, Any]
 
     def setup(params: SetupPlanParams, *, context: ToolContext) -> ToolResult[Plan]:
         previous = current_plan(context.session)
-        change = setup_plan(previous, params, cfg, context.tool_name)
+        change = setup_plan(previous, params, cfg, _name_of(context))
         save_plan(context.session, change.plan)
         return ToolResult.ok(change.plan, change.message)
 
     def add(params: AddStepParams, *, context: ToolContext) -> ToolResult[PlanUpdate]:
         plan = current_plan(context.session)
-        return _commit(add_steps(plan, params, cfg, context.tool_name), context)
+        return _commit(add_steps(plan, params, cfg, _name_of(context)), context)
 
     def update(params: UpdateStepParams, *, context: ToolContext) -> ToolResult[PlanUpdate]:
         plan = current_plan(context.session)
-        return _commit(update_step(plan, params, cfg, context.tool_name), context)
+        return _commit(update_step(plan, params, cfg, _name_of(context)), context)
 
     def read(params: None, *, context: ToolContext) -> ToolResult[Plan]:
-        plan = require_plan(current_plan(context.session), context.tool_name)
+        plan = require_plan(current_plan(context.session), _name_of(context))
         return ToolResult.ok(plan, "The current plan:")
 
     tools: tuple[Tool[Any, Any], ...] = (

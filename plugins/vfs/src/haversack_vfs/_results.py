@@ -123,8 +123,8 @@ class ListResult:
         rows = "\n".join(entry.render() for entry in self.entries)
         if self.total > len(self.entries):
             rows += (
-                f"\n... {self.total - len(self.entries)} more entries not shown; use glob with a "
-                "narrower pattern to find specific files."
+                # The hint naming a tool is in the call's message, which knows the tools.
+                f"\n... {self.total - len(self.entries)} more entries not shown."
             )
         return rows
 

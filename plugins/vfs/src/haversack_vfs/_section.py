@@ -81,7 +81,7 @@ def _template(cfg: VfsConfig) -> str:
     lines.append(
         f"- Limits: {_size(cfg.max_write_bytes)} per write or edit, "
         f"{cfg.max_read_lines} lines or {_size(cfg.max_read_bytes)} per read (page with "
-        f"offset), {cfg.max_grep_matches} grep matches, {cfg.max_list_entries} entries per "
+        f"offset), {cfg.max_grep_matches} matches per search, {cfg.max_list_entries} entries per "
         f"listing, {_size(cfg.max_file_bytes)} per file."
     )
     if cfg.workspace is not None:

@@ -81,6 +81,14 @@ def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+def _hint(context: ToolContext, original: str, text: str) -> str:
+    """A space and ``text`` with the current name of the pack's tool ``original`` in it, or ``""``
+    when this composition does not offer it (``exclude_tools`` may remove any tool)."""
+    if not context.offers(original):
+        return ""
+    return " " + text.format(context.tool_name(original))
+
+
 def _more(line: str, width: int, cut_bytes: int) -> str:
     hidden = len(line) - width if len(line) > width else 0
     parts = []
@@ -121,6 +129,8 @@ class _VfsTools:
             f"{_display(fs, p)}: {_plural(dirs, 'directory', 'directories')}, "
             f"{_plural(files, 'file', 'files')}{shown}."
         )
+        if shown:
+            message += _hint(context, "glob", "Use {} with a narrower pattern to find files.")
         if not stats:
             message = f"{_display(fs, p)} is empty."
         return ToolResult.ok(ListResult(_display(fs, p), entries, len(stats)), message)
@@ -218,7 +228,7 @@ class _VfsTools:
         size = utf8_size(params.content, path=p)
         if size > self.config.max_write_bytes:
             raise FilesystemLimitError(
-                f"The content is {size} bytes; one write_file call may write at most "
+                f"The content is {size} bytes; one {context.name} call may write at most "
                 f"{self.config.max_write_bytes}. Write a smaller file, or split the content "
                 "over several files.",
                 path=p,
@@ -264,8 +274,8 @@ class _VfsTools:
         new_size = utf8_size(new, what="new_string", path=p)
         if not old:
             raise InvalidArgumentError(
-                "old_string must not be empty: copy the exact text to replace from the file. "
-                f"To create a file use {context.tool_name('write_file')}.",
+                "old_string must not be empty: copy the exact text to replace from the file."
+                + _hint(context, "write_file", "To create a file use {}."),
                 path=p,
             )
         if old == new:
@@ -275,7 +285,7 @@ class _VfsTools:
             )
         if new_size > self.config.max_write_bytes:
             raise FilesystemLimitError(
-                f"new_string is {new_size} bytes; one edit_file call may insert at most "
+                f"new_string is {new_size} bytes; one {context.name} call may insert at most "
                 f"{self.config.max_write_bytes}. Make the change in smaller edits.",
                 path=p,
             )
@@ -324,9 +334,11 @@ class _VfsTools:
                 f"{message} It does occur without its leading or trailing whitespace: copy the "
                 "whitespace exactly, or leave it out of old_string."
             )
-        return (
-            f"{message} Call {context.tool_name('read_file')} to see the current text and copy "
-            "it exactly, including indentation, whitespace and line endings."
+        return message + _hint(
+            context,
+            "read_file",
+            "Call {} to see the current text and copy it exactly, including indentation, "
+            "whitespace and line endings.",
         )
 
     @staticmethod
@@ -450,8 +462,8 @@ class _VfsTools:
         p = fs.normalize(params.path)
         if not p:
             raise InvalidPathError(
-                "The workspace root cannot be removed; remove the entries inside it instead "
-                f"({context.tool_name('ls')} shows them).",
+                "The workspace root cannot be removed; remove the entries inside it instead"
+                + (f" ({context.tool_name('ls')} shows them)." if context.offers("ls") else "."),
                 path=p,
             )
         kind = fs.stat(p).kind
@@ -491,8 +503,9 @@ def vfs_tools(config: VfsConfig | None = None) -> tuple[Tool[Any, Any], ...]:
         ),
         Tool[WriteFileParams, WriteFileResult](
             name="write_file",
-            description="Create a new file with exactly the given content. Refuses existing "
-            "files: change those with ${tool:edit_file}.",
+            # No ${tool:edit_file} here: a description has no ${if tool:x} blocks, and
+            # exclude_tools = ["edit_file"] must work; the section says how to change files.
+            description="Create a new file with exactly the given content. Refuses existing files.",
             handler=handlers.write_file,
             annotations=_CREATE,
         ),
