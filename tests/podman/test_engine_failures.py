@@ -201,3 +201,29 @@ def test_an_ssh_engine_that_cannot_be_reached_is_an_error_within_the_calls_timeo
     if peer == "refuses":
         assert "Connection refused" in result.message, result.message
     assert ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"}).success
+
+
+def test_an_engine_that_holds_the_command_start_is_an_error_not_a_hang(
+    make_executor: MakeExecutor, podman_service: Any, tmp_path: Path
+) -> None:
+    # The attached stream's start (POST /exec/<id>/start with Upgrade: tcp) used to be read
+    # without any bound: an engine that never answered it held the call forever.
+    holding = {"on": True}
+
+    def hold(method: str, path: str) -> bool:
+        return holding["on"] and "/exec/" in path and path.endswith("/start")
+
+    proxy = EngineProxy(tmp_path / "engine.sock", podman_service.socket_path, stall=hold)
+    try:
+        ex = make_executor(connection_url=proxy.url)
+        result = ex.execute("shell_execute", {"command": "echo never", "timeout": 2})
+        assert not result.success
+        assert proxy.stalled, "the proxy never saw the command start"
+        assert "did not start the command within" in result.message, result.message
+        holding["on"] = False
+        again = ex.execute("shell_execute", {"command": "echo back", "timeout": 10})
+        assert again.success, again.render()
+        assert again.value.stdout == "back\n"
+        ex.close()
+    finally:
+        proxy.close()

@@ -577,10 +577,15 @@ class Container:
         self, argv: list[str], deadline: float, sink: CappedBuffer | None = None
     ) -> None:
         from ._exec_stream import ExecStream
+        from ._service import engine_deadline
 
-        exec_id = self._create_exec({"Cmd": argv, "User": self.config.user, "AttachStdout": True})
-        sink = sink if sink is not None else CappedBuffer(1024)
-        stream = ExecStream(self._svc().base_url, exec_id, None, sink, sink)
+        # Its engine requests are bounded by its own deadline too (it also runs outside any
+        # call: the wipe of a rollback).
+        with engine_deadline(deadline - time.monotonic()):
+            body = {"Cmd": argv, "User": self.config.user, "AttachStdout": True}
+            exec_id = self._create_exec(body)
+            sink = sink if sink is not None else CappedBuffer(1024)
+            stream = ExecStream(self._svc().base_url, exec_id, None, sink, sink)
         try:
             stream.pump(deadline)
         finally:
