@@ -14,9 +14,13 @@ The host-side share of each call (snapshot, quota check, rollback) is also measu
 container, with change tracking and with a full walk each time, because on a shared machine
 Podman's own latency varies more than the whole difference being measured. So is a failed
 call in a shared workspace (the user's own directory, journaled): target 1.3x at 50,000 files.
+And so is the sandbox on a user's own directory (``workspace=``: the container works on a
+private copy, synced before and written back after every command): the first command (the
+full copy) and then a no-op command and a one-file write, at 0 / 10,000 / 50,000 files;
+target: the no-op command at 50,000 files within 1.3x of 0 files.
 
 Suite interface (``bench/_harness.py``): ``run(quick) -> list[Result]``; standalone: ``python
-bench/bench_workspace_scale.py [--quick] [--host | --shared]`` prints the medians.
+bench/bench_workspace_scale.py [--quick] [--host | --shared | --sandbox]`` prints the medians.
 """
 
 from __future__ import annotations
@@ -178,6 +182,48 @@ def shared_figures(quick: bool) -> dict[str, Times]:
     return data
 
 
+SANDBOX_SIZES = (0, 10_000, 50_000)
+
+
+def sandbox_figures(quick: bool) -> dict[str, Times]:
+    """Seconds per command of the sandbox on a user's own directory (its private copy kept in
+    sync): the first command (which copies everything), then interleaved a no-op command,
+    a one-file write, and the raw REST exec on the same container (Podman's own share)."""
+    import haversack
+    from haversack_podman import BUSYBOX_IMAGE, Sandbox, get_service
+
+    repeats = 8 if quick else 30
+    service = get_service(None)
+    data: dict[str, Times] = {}
+    for files in SANDBOX_SIZES:
+        with tempfile.TemporaryDirectory() as tmp:
+            project = Path(tmp, "project")
+            project.mkdir()
+            _populate(project, files)
+            prompt = haversack.compose(
+                ns="bench",
+                key="scale-own-dir",
+                packs=["vfs", "podman"],
+                config={"podman": {"image": BUSYBOX_IMAGE, "workspace": str(project)}},
+                strict=True,
+            )
+            with haversack.ToolExecutor(prompt.render(), session=haversack.Session()) as executor:
+                start = time.perf_counter()
+                _call(executor, "true")()  # starts the container, copies the whole directory
+                data[f"sandbox_first_command_{files}"] = [time.perf_counter() - start]
+                sandbox = executor.resources.get(Sandbox)
+                container = service.client.containers.get(sandbox.container_id)
+                fns: dict[str, Callable[[], object]] = {
+                    f"sandbox_shell_true_{files}": _call(executor, "true"),
+                    f"sandbox_raw_exec_run_true_{files}": functools.partial(
+                        container.exec_run, ["true"], demux=True, user=sandbox.config.user
+                    ),
+                    f"sandbox_write_one_file_{files}": _call(executor, "echo hello > out.txt"),
+                }
+                data.update(_interleaved(fns, repeats))
+    return data
+
+
 def _failed_call(snapper: Any, edited: list[Path], new: Path) -> None:
     snap = snapper.snapshot()
     for path in edited:
@@ -201,6 +247,9 @@ def _floors() -> dict[str, tuple[str, float]]:
     for kind in ("snapshot", "check_quota", "failed_call"):
         out[f"host_{kind}_tracked_{big}"] = (f"host_{kind}_tracked_{none}", 1.3)
     out[f"host_shared_failed_call_{big}"] = (f"host_shared_failed_call_{none}", 1.3)
+    own, empty = SANDBOX_SIZES[-1], SANDBOX_SIZES[0]
+    for kind in ("shell_true", "write_one_file"):
+        out[f"sandbox_{kind}_{own}"] = (f"sandbox_{kind}_{empty}", 1.3)
     out["shell_true_1000"] = ("raw_exec_run_true_1000", 1.15)
     return out
 
@@ -209,7 +258,12 @@ def run(quick: bool) -> list[Any]:
     """Harness entry point: one ``Result`` per figure, targets as ratios to their floors."""
     from _harness import Sample, result
 
-    data = {**overhead_figures(quick), **shared_figures(quick), **figures(quick)}
+    data = {
+        **overhead_figures(quick),
+        **shared_figures(quick),
+        **figures(quick),
+        **sandbox_figures(quick),
+    }
     floors = _floors()
     out = []
     for name, value in data.items():
@@ -233,6 +287,8 @@ def main() -> None:
     quick = "--quick" in sys.argv
     if "--shared" in sys.argv:
         data = shared_figures(quick)
+    elif "--sandbox" in sys.argv:
+        data = sandbox_figures(quick)
     elif "--host" in sys.argv:
         data = overhead_figures(quick)
     else:
