@@ -24,6 +24,7 @@ watched directory); callers that compare contents must tolerate that staleness.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import weakref
@@ -36,7 +37,7 @@ from ._inotify import Watcher
 
 __all__ = ["ChangeTracker"]
 
-_DIR: Final = os.O_RDONLY | os.O_DIRECTORY
+_DIR: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 #: statfs ``f_type`` of filesystems whose changes may come from elsewhere (no local event):
 #: NFS, SMB/CIFS (three), FUSE, Ceph, 9P, AFS, Coda, GFS2, OCFS2, Lustre.
 _REMOTE_FS: Final = frozenset(
@@ -136,7 +137,7 @@ class ChangeTracker:
         self._stale = False  # a directory could not be listed: walk everything next time
         watcher = None
         if track_changes:
-            probe = self._root.open("", _DIR)
+            probe = self._open_dir("")
             try:
                 remote = _remote(probe)
             finally:
@@ -166,8 +167,8 @@ class ChangeTracker:
         for rel in list(self._multi):
             parent, name = _split(rel)
             try:
-                fd = self._root.open(parent, _DIR)
-            except Exception:  # noqa: BLE001 - gone: its parent's listing tells
+                fd = self._open_dir(parent)
+            except (OSError, FilesystemError):  # gone: its parent's listing tells
                 dirty.add(parent)
                 continue
             try:
@@ -208,11 +209,14 @@ class ChangeTracker:
         """Watch the directory ``rel`` (before listing it: nothing is missed in between) and
         list it; None when it cannot be opened (gone, or no longer a directory)."""
         try:
-            fd = self._root.open(rel, _DIR)
+            fd = self._open_dir(rel)
         except FilesystemError:
-            return None  # gone, or replaced by a file or a link: its parent's event says so
-        except OSError:
-            self._stale = True  # not known to be gone (out of descriptors...): look again
+            return None  # a component on the way is gone, or is a file or a link
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                return {}  # unreadable: nothing below it can be listed (nor changed by us)
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                self._stale = True  # not known to be gone (out of descriptors...): look again
             return None
         try:
             if self._watcher is not None:
@@ -237,6 +241,14 @@ class ChangeTracker:
             return None
         finally:
             os.close(fd)
+
+    def _open_dir(self, rel: str) -> int:
+        """A handle on the directory ``rel``, reached without following any link; raw
+        ``OSError`` for the last component (its errno says why)."""
+        if not rel:
+            return os.open(".", _DIR, dir_fd=self._root.fd)
+        with self._root.parent(rel) as (fd, name):
+            return os.open(name, _DIR | os.O_NOFOLLOW, dir_fd=fd)
 
     def _set(self, rel: str, listing: dict[str, _Key]) -> None:
         self._dirs[rel] = listing
