@@ -25,6 +25,8 @@ def _picture(root: Path) -> dict[str, tuple[str, str, int]]:
                 out[rel] = ("link", os.readlink(path), 0)
             elif stat.S_ISDIR(st.st_mode):
                 out[rel] = ("dir", "", stat.S_IMODE(st.st_mode))
+            elif not stat.S_ISREG(st.st_mode):
+                out[rel] = ("special", "", 0)
             else:
                 out[rel] = ("file", path.read_text(), stat.S_IMODE(st.st_mode))
     return out
@@ -98,5 +100,49 @@ def test_a_change_written_back_then_undone_by_someone_reaches_the_copy(tmp_path)
         (user / "new.txt").unlink()  # a rollback, before the next command
         mirror.sync()
         assert not (copy / "new.txt").exists()
+    finally:
+        mirror.close()
+
+
+def test_the_first_copy_keeps_links_and_modes_and_skips_special_files(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    user, copy = tmp_path / "user", tmp_path / "copy"
+    (user / "bin").mkdir(parents=True)
+    copy.mkdir()
+    (user / "bin" / "run.sh").write_text("#!/bin/sh\n")
+    (user / "bin" / "run.sh").chmod(0o750)
+    (user / "out").symlink_to(outside)
+    (user / "inside").symlink_to("bin/run.sh")
+    os.mkfifo(user / "pipe")
+    mirror = Mirror(user, copy)
+    try:
+        mirror.sync()
+        assert os.readlink(copy / "out") == str(outside)  # copied as a link, never followed
+        assert not (copy / "out").resolve().is_relative_to(copy)
+        assert os.readlink(copy / "inside") == "bin/run.sh"
+        assert (copy / "bin" / "run.sh").stat().st_mode & 0o777 == 0o750
+        assert (copy / "bin" / "run.sh").stat().st_ino != (user / "bin" / "run.sh").stat().st_ino
+        assert not (copy / "pipe").exists()
+        assert _picture(copy) == {k: v for k, v in _picture(user).items() if k != "pipe"}
+    finally:
+        mirror.close()
+
+
+def test_after_forget_a_stale_copy_is_brought_back_to_the_user_directory(tmp_path):
+    user, copy = tmp_path / "user", tmp_path / "copy"
+    (user / "src").mkdir(parents=True)
+    copy.mkdir()
+    (user / "src" / "a.txt").write_text("a")
+    mirror = Mirror(user, copy)
+    try:
+        mirror.sync()
+        (copy / "src" / "a.txt").write_text("left by a failed write-back")
+        (copy / "stale.txt").write_text("stale")
+        (user / "src" / "b.txt").write_text("b")
+        mirror.forget()
+        mirror.sync()
+        assert _picture(copy) == _picture(user)
     finally:
         mirror.close()

@@ -188,16 +188,26 @@ class Mirror:
         user's directory's change tracker reports them (a whole walk only when its events
         may have been lost)."""
         first = not self._synced
+        complete = True
         if first:
             self._user_tracker.changed()  # watches every directory before the walk below
-            now = scan(self.source, ctime=False)
-            changed = set(now) | set(scan(self.path))
-            self._user_seen = now
+            if _empty(self.path):
+                # A new copy: filled in one walk (what the walk cannot copy is marked dirty).
+                self._dirty.clear()
+                self._user_seen, complete = self._copy_all()
+                changed = set()
+            else:
+                now = scan(self.source, ctime=False)
+                changed = set(now) | set(scan(self.path)) | self._dirty
+                self._dirty.clear()
+                self._user_seen = now
         else:
-            changed = set(self._dirty)
+            # A path the pull below cannot copy now is marked again.
+            dirty, self._dirty = self._dirty, set()
             recheck, self._recheck = self._recheck, set()
+            changed = set(dirty)
             with Beneath(self.source) as src:
-                for rel in self._user_tracker.changed() | self._dirty | recheck:
+                for rel in self._user_tracker.changed() | dirty | recheck:
                     key = _ukey(src, rel, ctime=False)
                     if key != self._user_seen.get(rel):
                         changed.add(rel)
@@ -205,7 +215,6 @@ class Mirror:
                             self._user_seen.pop(rel, None)
                         else:
                             self._user_seen[rel] = key
-        self._dirty.clear()  # a path the pull cannot copy now is marked again
         self._pull(changed)
         # Whatever changed the copy since the last look was this pull (the container is
         # quiet): the new base the command's changes are told from.
@@ -220,7 +229,94 @@ class Mirror:
                         self._mirror_seen.pop(rel, None)
                     else:
                         self._mirror_seen[rel] = key
-        self._synced = True
+        # A directory the first walk could not list whole: the next sync compares all.
+        self._synced = complete
+
+    def _copy_all(self) -> tuple[Manifest, bool]:
+        """Copy the user's whole directory into the empty copy in one walk of handles (no
+        link followed); return the user's keys (without ctime) of what was copied, and
+        whether every directory could be listed to its end."""
+        seen: Manifest = {}
+        complete = True
+        stack = [(os.open(self.source, _DIR), os.open(self.path, _DIR), "")]
+        try:
+            while stack:
+                sfd, dfd, prefix = stack.pop()
+                try:
+                    with os.scandir(sfd) as entries:
+                        for entry in entries:
+                            rel = prefix + entry.name
+                            try:
+                                key = self._copy_entry(entry, sfd, dfd, rel, stack)
+                            except OSError:
+                                self._dirty.add(rel)  # gone or unreadable: looked at again
+                                continue
+                            if key is not None:
+                                seen[rel] = key._replace(ctime_ns=0)
+                except OSError:
+                    complete = False
+                finally:
+                    os.close(sfd)
+                    os.close(dfd)
+        finally:
+            for sfd, dfd, _ in stack:
+                os.close(sfd)
+                os.close(dfd)
+        return seen, complete
+
+    def _copy_entry(
+        self,
+        entry: os.DirEntry[str],
+        sfd: int,
+        dfd: int,
+        rel: str,
+        stack: list[tuple[int, int, str]],
+    ) -> Key | None:
+        """Copy one entry of the directory ``sfd`` into ``dfd`` (a directory: made, and
+        queued on ``stack``); its key, or None for what is not workspace content."""
+        name = entry.name
+        st = entry.stat(follow_symlinks=False)
+        owner = (st.st_uid, st.st_gid) if self._root else None
+        if stat.S_ISDIR(st.st_mode):
+            os.mkdir(name, 0o700, dir_fd=dfd)
+            child_dst = os.open(name, _DIR, dir_fd=dfd)
+            try:
+                os.fchmod(child_dst, stat.S_IMODE(st.st_mode) | (0 if self._root else 0o700))
+                if owner is not None:
+                    os.fchown(child_dst, *owner)
+                child_src = os.open(name, _DIR, dir_fd=sfd)
+            except BaseException:
+                os.close(child_dst)
+                raise
+            stack.append((child_src, child_dst, rel + "/"))
+            return _key(st)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(name, dir_fd=sfd)
+            os.symlink(target, name, dir_fd=dfd)
+            if owner is not None:
+                os.chown(name, *owner, dir_fd=dfd, follow_symlinks=False)
+            return _key(st, target)
+        if not stat.S_ISREG(st.st_mode):
+            return None  # FIFOs, sockets, devices are not workspace content
+        fd_in = os.open(name, _FILE, dir_fd=sfd)
+        try:
+            fst = os.fstat(fd_in)
+            if not stat.S_ISREG(fst.st_mode):
+                raise OSError(errno.EAGAIN, "replaced since it was listed")
+            fd_out = os.open(name, _NEW, 0o600, dir_fd=dfd)
+            try:
+                offset = 0
+                while sent := os.sendfile(fd_out, fd_in, offset, _CHUNK):
+                    offset += sent
+                if owner is not None:
+                    os.fchown(fd_out, fst.st_uid, fst.st_gid)
+                os.fchmod(fd_out, stat.S_IMODE(fst.st_mode))
+                os.utime(fd_out, ns=(fst.st_atime_ns, fst.st_mtime_ns))
+            finally:
+                os.close(fd_out)
+        finally:
+            os.close(fd_in)
+        return _key(fst)
 
     def mark_dirty(self, paths: Iterable[str]) -> None:
         """Have the next :meth:`sync` copy these paths from the user's directory again."""
@@ -454,6 +550,11 @@ class Mirror:
         """Release the change trackers (idempotent)."""
         self._user_tracker.close()
         self._copy_tracker.close()
+
+
+def _empty(path: Path) -> bool:
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
 
 
 def _kind_changed(before: Key | None, after: Key | None) -> bool:
