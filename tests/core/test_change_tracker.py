@@ -57,6 +57,8 @@ def test_the_first_call_lists_everything_then_only_changes(root):
     (root / "a" / "one.txt").unlink()
     assert tracker.changed() >= {"a/deep/two.txt", "b/new.txt", "a/one.txt"}
     assert tracker.changed() == set()
+    (root / "a" / "deep").chmod(0o700)  # a directory's own mode
+    assert tracker.changed() == {"a/deep"}
     assert tracker.full_walks == 1  # only the first call walked the tree
     tracker.close()
 

@@ -28,6 +28,7 @@ import errno
 import os
 import stat
 import weakref
+from collections.abc import Iterable
 from typing import Final
 
 from haversack.errors import FilesystemError
@@ -159,7 +160,8 @@ class ChangeTracker:
         watcher = self._watcher
         if not self._started or self._stale or watcher is None or watcher.lost:
             return self._full()
-        dirty, churned = watcher.drain()
+        names: dict[str, set[str] | None] = {}
+        dirty, churned = watcher.drain(names)
         if watcher.lost or churned:
             return self._full()
         changed: set[str] = set()
@@ -170,22 +172,31 @@ class ChangeTracker:
                 fd = self._open_dir(parent)
             except (OSError, FilesystemError):  # gone: its parent's listing tells
                 dirty.add(parent)
+                names[parent] = None
                 continue
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 dirty.add(parent)
+                names[parent] = None
                 continue
             finally:
                 os.close(fd)
             if _key(st) != self._dirs.get(parent, {}).get(name):
                 dirty.add(parent)
+                named = names.setdefault(parent, set())
+                if named is not None:
+                    named.add(name)
         known = self._multi_inodes()
         fresh: set[str] = set()
         for rel in sorted(dirty, key=lambda r: (r.count("/") if r else -1, r)):
             if rel in fresh or rel not in self._dirs:
                 continue  # walked afresh below its parent, or gone with it
-            self._relist(rel, changed, fresh)
+            named = names.get(rel)
+            if named is None:
+                self._relist(rel, changed, fresh)
+            else:
+                self._restat(rel, named, changed, fresh)
         if watcher.lost or self._stale or self._multi_inodes() - known:
             # A refused watch, or a new hard link whose other names nothing marked.
             changed |= self._full()
@@ -302,20 +313,62 @@ class ChangeTracker:
             return
         fresh.add(rel)
         self._set(rel, new)
-        for name in old.keys() - new.keys():
+        self._compare(rel, old, new, old.keys() | new.keys(), changed, fresh)
+
+    def _restat(self, rel: str, named: set[str], changed: set[str], fresh: set[str]) -> None:
+        """Compare only the children ``named`` by the events of the directory ``rel``."""
+        old = self._dirs[rel]
+        try:
+            fd = self._open_dir(rel)
+        except (OSError, FilesystemError):
+            self._relist(rel, changed, fresh)  # gone or unreadable: the whole path decides
+            return
+        new = dict(old)
+        try:
+            for name in named:
+                try:
+                    new[name] = _key(os.stat(name, dir_fd=fd, follow_symlinks=False))
+                except FileNotFoundError:
+                    new.pop(name, None)
+        except OSError:
+            os.close(fd)
+            self._relist(rel, changed, fresh)
+            return
+        os.close(fd)
+        self._dirs[rel] = new
+        for name in named:
             child = _join(rel, name)
-            changed.add(child)
-            self._multi.discard(child)
-            if stat.S_ISDIR(old[name][0]):
-                self._drop(child, changed)
-        for name, key in new.items():
-            before = old.get(name)
+            key = new.get(name)
+            if key is not None and not stat.S_ISDIR(key[0]) and key[7] > 1:
+                self._multi.add(child)
+            else:
+                self._multi.discard(child)
+        self._compare(rel, old, new, named, changed, fresh)
+
+    def _compare(
+        self,
+        rel: str,
+        old: dict[str, _Key],
+        new: dict[str, _Key],
+        names: Iterable[str],
+        changed: set[str],
+        fresh: set[str],
+    ) -> None:
+        """Report the children ``names`` of ``rel`` whose key differs between the listings;
+        a removed or replaced directory drops its subtree, a new one is walked whole."""
+        for name in names:
+            before, key = old.get(name), new.get(name)
             if before == key:
                 continue
             child = _join(rel, name)
             changed.add(child)
-            is_dir = stat.S_ISDIR(key[0])
             was_dir = before is not None and stat.S_ISDIR(before[0])
+            if key is None:
+                self._multi.discard(child)
+                if was_dir:
+                    self._drop(child, changed)
+                continue
+            is_dir = stat.S_ISDIR(key[0])
             if was_dir and not (is_dir and before is not None and before[6] == key[6]):
                 self._drop(child, changed)  # another directory (or a file) has the name now
             elif was_dir and self._watcher is not None and self._watcher.watched(child):
