@@ -16,8 +16,10 @@ Podman's own latency varies more than the whole difference being measured. So is
 call in a shared workspace (the user's own directory, journaled): target 1.3x at 50,000 files.
 And so is the sandbox on a user's own directory (``workspace=``: the container works on a
 private copy, synced before and written back after every command): the first command (the
-full copy) and then a no-op command and a one-file write, at 0 / 10,000 / 50,000 files;
-target: the no-op command at 50,000 files within 1.3x of 0 files.
+full copy) and then a no-op command and a one-file write, at 0 / 10,000 / 50,000 files,
+and the host-side share of those commands without a container (sync and write-back of the
+copy, tracked and walking both trees each time); target: each at 50,000 files within 1.3x of
+0 files.
 
 Suite interface (``bench/_harness.py``): ``run(quick) -> list[Result]``; standalone: ``python
 bench/bench_workspace_scale.py [--quick] [--host | --shared | --sandbox]`` prints the medians.
@@ -224,6 +226,51 @@ def sandbox_figures(quick: bool) -> dict[str, Times]:
     return data
 
 
+def mirror_figures(quick: bool) -> dict[str, Times]:
+    """Seconds of the host-side share of a command on a user's own directory, without a
+    container (free of Podman's latency): the private copy's sync before a command and its
+    write-back after it, for a no-op command and for a one-file write, with change tracking
+    (``ChangeTracker`` on both sides) and with a whole walk of both trees each time (what
+    every command cost before the trackers)."""
+    from haversack_podman._mirror import Mirror
+
+    repeats = 8 if quick else 30
+    data: dict[str, Times] = {}
+    for files in SANDBOX_SIZES:
+        for tracked in (True, False):
+            tag = "tracked" if tracked else "fullwalk"
+            with tempfile.TemporaryDirectory() as tmp:
+                user, copy = Path(tmp, "user"), Path(tmp, "copy")
+                user.mkdir()
+                copy.mkdir()
+                _populate(user, files)
+                mirror = Mirror(user, copy, track_changes=tracked)
+                start = time.perf_counter()
+                mirror.sync()
+                data[f"mirror_first_sync_{tag}_{files}"] = [time.perf_counter() - start]
+
+                def noop(mirror: Any = mirror) -> None:
+                    mirror.sync()
+                    mirror.write_back(lambda rel: None)
+
+                def one_file(mirror: Any = mirror, copy: Path = copy) -> None:
+                    mirror.sync()
+                    (copy / "out.txt").write_text(f"hello {time.perf_counter_ns()}\n")
+                    mirror.write_back(lambda rel: None)
+
+                data.update(
+                    _interleaved(
+                        {
+                            f"mirror_noop_command_{tag}_{files}": noop,
+                            f"mirror_write_one_file_{tag}_{files}": one_file,
+                        },
+                        repeats,
+                    )
+                )
+                mirror.close()
+    return data
+
+
 def _failed_call(snapper: Any, edited: list[Path], new: Path) -> None:
     snap = snapper.snapshot()
     for path in edited:
@@ -250,6 +297,8 @@ def _floors() -> dict[str, tuple[str, float]]:
     own, empty = SANDBOX_SIZES[-1], SANDBOX_SIZES[0]
     for kind in ("shell_true", "write_one_file"):
         out[f"sandbox_{kind}_{own}"] = (f"sandbox_{kind}_{empty}", 1.3)
+    for kind in ("noop_command", "write_one_file"):
+        out[f"mirror_{kind}_tracked_{own}"] = (f"mirror_{kind}_tracked_{empty}", 1.3)
     out["shell_true_1000"] = ("raw_exec_run_true_1000", 1.15)
     return out
 
@@ -262,6 +311,7 @@ def run(quick: bool) -> list[Any]:
         **overhead_figures(quick),
         **shared_figures(quick),
         **figures(quick),
+        **mirror_figures(quick),
         **sandbox_figures(quick),
     }
     floors = _floors()
@@ -288,7 +338,7 @@ def main() -> None:
     if "--shared" in sys.argv:
         data = shared_figures(quick)
     elif "--sandbox" in sys.argv:
-        data = sandbox_figures(quick)
+        data = {**mirror_figures(quick), **sandbox_figures(quick)}
     elif "--host" in sys.argv:
         data = overhead_figures(quick)
     else:

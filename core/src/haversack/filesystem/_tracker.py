@@ -1,9 +1,10 @@
 """``ChangeTracker``: which paths below a directory changed since the last look, at O(change).
 
 A tracker keeps a stat listing of every directory below its root and an inotify watch on each
-(:mod:`._inotify`). :meth:`ChangeTracker.changed` re-lists only the directories that reported
-an event since the last call and returns the paths whose entry appeared, disappeared or
-changed (kind, mode, owner, size, mtime, ctime, inode or link count). Whenever events may have
+(:mod:`._inotify`). :meth:`ChangeTracker.changed` re-stats only the children the events since
+the last call named (a whole directory only for an event on the directory itself) and returns
+the paths whose entry appeared, disappeared or changed (kind, mode, owner, size, mtime, ctime,
+inode or link count). Whenever events may have
 been lost it walks the whole tree instead and returns the difference from its listing, so the
 answer is the same either way, only its cost differs:
 
