@@ -427,9 +427,11 @@ while True:
     libc.renameat2(-100, b"/workspace/d", -100, b"/workspace/swap", 2)  # RENAME_EXCHANGE
 """
 
+# The resident executor runs as root, which no command can become (no capabilities,
+# no-new-privileges): it is the one root process, and not a leftover.
 LEFTOVERS = (
-    "ps -o pid= -o ppid= -o args= | "
-    "awk -v me=$$ '$1 != 1 && $1 != me && $2 != me && $0 !~ /sleep infinity/' | wc -l"
+    "ps -o user= -o pid= -o ppid= -o args= | awk -v me=$$ "
+    "'$1 != \"root\" && $2 != 1 && $2 != me && $3 != me && $0 !~ /sleep infinity/' | wc -l"
 )
 
 CONTAINMENT: tuple[tuple[str, str, float], ...] = (
