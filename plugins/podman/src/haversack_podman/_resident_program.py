@@ -83,6 +83,9 @@ def _drain(fd: int, kind: int, ident: int) -> None:
 def _run(ident: int, request: dict[str, object], stdin: bytes | None) -> None:
     argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
     uid, gid = int(request["uid"]), int(request["gid"])  # type: ignore[call-overload]
+    # Before the fork: once the host has this, a lost channel may have run the command, and
+    # the host must not run it again.
+    _send(STARTED, ident)
     try:
         proc = subprocess.Popen(
             argv,
@@ -102,7 +105,6 @@ def _run(ident: int, request: dict[str, object], stdin: bytes | None) -> None:
         message = f"{argv[0]}: {exc.strerror or exc}"
         _send(FAILED, ident, json.dumps({"code": code, "message": message}).encode())
         return
-    _send(STARTED, ident, struct.pack(">i", proc.pid))
     assert proc.stdout is not None
     assert proc.stderr is not None
     streams = {proc.stdout.fileno(): STDOUT, proc.stderr.fileno(): STDERR}

@@ -117,11 +117,14 @@ class Sandbox(Container):
     pids limits. Commands run one at a time. The workspace is created at construction (so
     file tools can use it before any command) with ``config.mounts`` copied in.
 
+    Commands start through a resident process in the container (``_resident``; one engine
+    exec per command when it cannot run, see ``resident_off``).
+
     **No process outlives its command, and none runs between commands.** After every command
-    the container's cgroup is frozen, every task other than init and ``sleep infinity`` is
-    killed, and it stays frozen until the next command starts (with a remote service: the
-    command user's processes are killed with ``kill -9 -1`` from a second exec and the
-    container is paused through the engine). If it cannot be brought back to that baseline
+    the container's cgroup is frozen, every task other than init, ``sleep infinity`` and the
+    resident is killed, and it stays frozen until the next command starts (with a remote
+    service: the command user's processes are killed with ``kill -9 -1`` from a second exec
+    and the container is paused through the engine). If it cannot be brought back to that baseline
     within a second, it is restarted and the result says so. :meth:`quiesced` is the
     guarantee the host-side file tools rely on.
     """
@@ -328,21 +331,20 @@ class Sandbox(Container):
 
     def _forget_resident(self) -> None:
         resident, self._resident = self._resident, None
+        self._resident_tids = frozenset()
         if resident is not None:
             resident.close()
 
     def _drop_resident(self) -> None:
         """Close a resident that is out of step or gone, and take it out of the baseline so
         the next sweep kills it if it still runs."""
-        resident, self._resident_tid = self._resident, None
-        self._forget_resident()
-        if resident is None:
+        if self._resident is None:
             return
         if self._state.cgroup is not None:
             self._baseline = self._baseline - self._resident_tids
         else:
             self._baseline_count -= 1
-        self._resident_tids = frozenset()
+        self._forget_resident()
 
     def _resident_ready(self) -> Resident | None:
         """The running resident, started (and added to the baseline) if there is none; None
@@ -380,12 +382,13 @@ class Sandbox(Container):
         if cgroup is None:
             self._baseline_count += 1
             return resident
-        # The container was quiet before: the one new task is the resident (checked by its
-        # pid in the container's namespace and its uid).
-        tids = cgroup.tasks() - self._baseline
-        if len(tids) != 1 or _ns_pid_and_uid(next(iter(tids))) != (resident.pid, 0):
+        # Its task is the new one with its pid in the container's namespace and uid 0 (a
+        # resident killed just before may still be exiting; the sweep removes it).
+        new = cgroup.tasks() - self._baseline
+        tids = frozenset(t for t in new if _ns_pid_and_uid(t) == (resident.pid, 0))
+        if len(tids) != 1:
             resident.close()
-            raise SandboxError(f"The resident executor could not be identified among {tids}.")
+            raise SandboxError(f"The resident executor was not among the new tasks {new}.")
         self._resident_tids = frozenset(tids)
         self._baseline = self._baseline | tids
         return resident
