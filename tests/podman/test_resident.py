@@ -232,6 +232,24 @@ def test_killed_during_a_command_the_call_still_ends(sandbox):
 
 
 @podman
+def test_a_half_sent_request_retires_the_resident(sandbox):
+    """What a call cancelled in the middle of sending its request leaves: the program waits
+    for the rest. The next command must not be read from its middle."""
+    sandbox.exec("true")
+    old = _resident(sandbox)
+    old_tid = _host_tid(sandbox)
+    assert old._stream.send(b"\0\0\0\x09\0\0", time.monotonic() + 30)
+    old.in_step = False  # what Resident.run leaves when the send does not finish
+    result = sandbox.exec("echo fresh; exit 6")
+    assert (result.exit_code, result.stdout, result.stderr) == (6, "fresh\n", ""), result
+    assert _resident(sandbox).pid != old.pid
+    cgroup = sandbox._state.cgroup
+    assert cgroup is not None
+    assert old_tid not in cgroup.tasks()
+    assert cgroup.tasks() == sandbox._baseline
+
+
+@podman
 def test_fallback_without_python3(make_sandbox):
     sandbox = make_sandbox(image=BUSYBOX_IMAGE)
     result = sandbox.exec("echo busy; exit 2")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -48,15 +47,6 @@ class ResidentLost(SandboxError):  # noqa: N818 - a condition, handled inside th
     def __init__(self, message: str, *, started: bool) -> None:
         super().__init__(message)
         self.started = started
-
-
-@dataclass(slots=True)
-class Outcome:
-    """One command through the resident: its exit code (None: the deadline passed first) and
-    whether the channel is still in step (False: the request went out only in part)."""
-
-    exit_code: int | None
-    in_step: bool = True
 
 
 class _Decoder:
@@ -121,6 +111,9 @@ class Resident:
         self._decoder = decoder
         self._log = log
         self._next = 0
+        #: False while a request is only partly sent (a deadline, or a cancellation raised
+        #: into the call): the program would read the next one from its middle.
+        self.in_step = True
         assert decoder.ready_pid is not None
         self.pid: int = decoder.ready_pid
 
@@ -153,9 +146,9 @@ class Resident:
         out: CappedBuffer,
         err: CappedBuffer,
         deadline: float,
-    ) -> Outcome:
-        """Run one command; raises ``ResidentLost`` when the channel ends before its exit
-        status arrived."""
+    ) -> int | None:
+        """Run one command: its exit code, or None when the deadline passed first. Raises
+        ``ResidentLost`` when the channel ends before the exit code arrived."""
         self._next += 1
         decoder = self._decoder
         decoder.begin(self._next, out, err)
@@ -163,18 +156,19 @@ class Resident:
         raw = body.encode()
         size = _NO_STDIN if stdin is None else len(stdin)
         request = _REQUEST.pack(self._next, len(raw), size) + raw + (stdin or b"")
-        sent = self._stream.send(request, deadline)
-        if sent:
+        self.in_step = False
+        self.in_step = self._stream.send(request, deadline)
+        if self.in_step:
             self._stream.pump(deadline, until=decoder.done)
         if decoder.exit_code is not None:
-            return Outcome(decoder.exit_code)
+            return decoder.exit_code
         if self._stream.eof or decoder.broken:
             raise ResidentLost(
                 "The sandbox's resident executor ended"
                 + (" during the command" if decoder.started else ""),
                 started=decoder.started,
             )
-        return Outcome(None, in_step=sent)
+        return None
 
     def close(self) -> None:
         """Close the channel: the program reads EOF and exits."""

@@ -349,6 +349,8 @@ class Sandbox(Container):
     def _resident_ready(self) -> Resident | None:
         """The running resident, started (and added to the baseline) if there is none; None
         when commands go through one engine exec each (see ``resident_off``)."""
+        if self._resident is not None and not self._resident.in_step:
+            self._drop_resident()  # a cancelled call left half a request in its channel
         if self._resident is not None:
             return self._resident
         if self.resident_off is not None:
@@ -405,7 +407,7 @@ class Sandbox(Container):
         deadline: float,
     ) -> _Ending:
         try:
-            outcome = resident.run(
+            exit_code = resident.run(
                 argv,
                 cwd=cwd,
                 env=env_pairs,
@@ -422,9 +424,9 @@ class Sandbox(Container):
                 raise
             err.write(b"\n[sandbox: the command runner ended during the command]\n")
             return _Ending(-1)
-        if outcome.exit_code is not None:
-            return _Ending(outcome.exit_code)
-        if not outcome.in_step:
+        if exit_code is not None:
+            return _Ending(exit_code)
+        if not resident.in_step:
             self._drop_resident()  # it holds half a request: the sweep below ends it
         # Killed at its timeout; the resident (in the baseline) survives the sweep and
         # reports the kill to nobody: its late frames carry the old command's id.
