@@ -250,6 +250,20 @@ def test_a_half_sent_request_retires_the_resident(sandbox):
 
 
 @podman
+def test_a_failed_calls_wipe_goes_through_it(sandbox):
+    mark = sandbox.snapshot()
+    sandbox.exec("echo x > /tmp/a; mkdir -p /tmp/d/e; chmod 000 /tmp/d; echo y > /dev/shm/b")
+    resident = _resident(sandbox)
+    sent = resident._next
+    sandbox.restore(mark)  # what the executor does after a failed call
+    assert resident._next == sent + 1  # one request, no engine exec
+    left = sandbox.exec("ls -A /tmp /dev/shm")
+    assert left.stdout == "/dev/shm:\n\n/tmp:\n", left
+    assert not left.sandbox_restarted
+    _serving(sandbox, resident.pid)  # and no restart replaced it
+
+
+@podman
 def test_fallback_without_python3(make_sandbox):
     sandbox = make_sandbox(image=BUSYBOX_IMAGE)
     result = sandbox.exec("echo busy; exit 2")

@@ -237,15 +237,43 @@ class Sandbox(Container):
         with contextlib.suppress(Exception), uninterruptible(), self._lock:
             if self._state.container_id is None or not self._state.started:
                 return
-            out = CappedBuffer(256)
             try:
                 self._resume()
-                self._run_quietly(["/bin/sh", "-c", _WIPE], time.monotonic() + _WIPE_S, out)
+                out = self._wipe(time.monotonic() + _WIPE_S)
             except Exception:  # noqa: BLE001 - restarted below
                 out = CappedBuffer(256)
             quiet = self._quiesce(time.monotonic() + SWEEP_S)
             if not quiet or out.text().strip() != "empty":
                 self.restart()
+
+    def _wipe(self, deadline: float) -> CappedBuffer:
+        """Run ``_WIPE`` as the command user: through the resident (a failed call then costs
+        no extra engine exec), else, or if it is lost, through an exec of its own."""
+        argv = ["/bin/sh", "-c", _WIPE]
+        out = CappedBuffer(256)
+        resident = self._resident_ready()
+        if resident is not None:
+            try:
+                resident.run(
+                    argv,
+                    cwd="/",
+                    env=[],
+                    uid=self.config.uid,
+                    gid=self.config.gid,
+                    stdin=None,
+                    out=out,
+                    err=out,
+                    deadline=deadline,
+                )
+            except ResidentLost:
+                self._drop_resident()
+            else:
+                if not resident.in_step:
+                    self._drop_resident()
+                return out  # not "empty" after a timeout: the caller restarts
+            out = CappedBuffer(256)
+        self._run_quietly(argv, deadline, out)
+        return out
 
     def _exec_once(
         self,
