@@ -264,6 +264,22 @@ def test_a_failed_calls_wipe_goes_through_it(sandbox):
 
 
 @podman
+def test_a_dead_container_is_recovered_with_a_resident(sandbox):
+    sandbox.exec("true")
+    cgroup = sandbox._state.cgroup
+    assert cgroup is not None
+    cgroup.thaw()  # podman cannot kill a frozen container
+    api = sandbox._svc().client.api
+    api.post(f"/containers/{sandbox.container_id}/kill", params={"signal": "KILL"})
+    api.post(f"/containers/{sandbox.container_id}/wait", params={"condition": "stopped"})
+    result = sandbox.exec("echo back")
+    assert (result.exit_code, result.stdout) == (0, "back\n"), result
+    assert result.sandbox_restarted
+    assert sandbox.resident_off is None
+    _serving(sandbox, _resident(sandbox).pid)
+
+
+@podman
 def test_fallback_without_python3(make_sandbox):
     sandbox = make_sandbox(image=BUSYBOX_IMAGE)
     result = sandbox.exec("echo busy; exit 2")

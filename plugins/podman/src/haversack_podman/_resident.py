@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -162,7 +163,9 @@ class Resident:
             self._stream.pump(deadline, until=decoder.done)
         if decoder.exit_code is not None:
             return decoder.exit_code
-        if self._stream.eof or decoder.broken:
+        # A send that failed before the deadline: the channel broke (the container died).
+        gone = not self.in_step and time.monotonic() < deadline
+        if self._stream.eof or decoder.broken or gone:
             raise ResidentLost(
                 "The sandbox's resident executor ended"
                 + (" during the command" if decoder.started else ""),

@@ -347,8 +347,10 @@ class Sandbox(Container):
         return self.config.resident and self.config.uid != 0
 
     def _settle(self) -> None:
-        # A (re)start ended the resident with every other process: the next command starts one.
+        # A (re)start ended the resident with every other process: the next command starts
+        # one, also after one that failed to start (the container may have been the cause).
         self._forget_resident()
+        self.resident_off = None
         super()._settle()
 
     def close(self) -> None:
@@ -388,14 +390,8 @@ class Sandbox(Container):
                 "off in the config" if not self.config.resident else "commands run as uid 0"
             )
             return None
-        try:
-            self._resident = self._start_resident()
-        except SandboxError as exc:
-            self.resident_off = str(exc)
-            return None
-        return self._resident
-
-    def _start_resident(self) -> Resident:
+        # An exec the engine refuses (a dead container) is raised: ``exec`` recovers the
+        # container and retries, and the restart lets a resident be tried again.
         exec_id = self._create_exec(
             {
                 "Cmd": resident_argv(),
@@ -407,6 +403,14 @@ class Sandbox(Container):
                 "Tty": False,
             }
         )
+        try:
+            self._resident = self._start_resident(exec_id)
+        except SandboxError as exc:
+            self.resident_off = str(exc)
+            return None
+        return self._resident
+
+    def _start_resident(self, exec_id: str) -> Resident:
         resident = Resident.open(self._svc().base_url, exec_id, time.monotonic() + _RESIDENT_S)
         cgroup = self._state.cgroup
         if cgroup is None:
