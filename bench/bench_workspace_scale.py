@@ -14,9 +14,15 @@ The host-side share of each call (snapshot, quota check, rollback) is also measu
 container, with change tracking and with a full walk each time, because on a shared machine
 Podman's own latency varies more than the whole difference being measured. So is a failed
 call in a shared workspace (the user's own directory, journaled): target 1.3x at 50,000 files.
+And so is the sandbox on a user's own directory (``workspace=``: the container works on a
+private copy, synced before and written back after every command): the first command (the
+full copy) and then a no-op command and a one-file write, at 0 / 10,000 / 50,000 files,
+and the host-side share of those commands without a container (sync and write-back of the
+copy, tracked and walking both trees each time); target: each at 50,000 files within 1.3x of
+0 files.
 
 Suite interface (``bench/_harness.py``): ``run(quick) -> list[Result]``; standalone: ``python
-bench/bench_workspace_scale.py [--quick] [--host | --shared]`` prints the medians.
+bench/bench_workspace_scale.py [--quick] [--host | --shared | --sandbox]`` prints the medians.
 """
 
 from __future__ import annotations
@@ -178,6 +184,93 @@ def shared_figures(quick: bool) -> dict[str, Times]:
     return data
 
 
+SANDBOX_SIZES = (0, 10_000, 50_000)
+
+
+def sandbox_figures(quick: bool) -> dict[str, Times]:
+    """Seconds per command of the sandbox on a user's own directory (its private copy kept in
+    sync): the first command (which copies everything), then interleaved a no-op command,
+    a one-file write, and the raw REST exec on the same container (Podman's own share)."""
+    import haversack
+    from haversack_podman import BUSYBOX_IMAGE, Sandbox, get_service
+
+    repeats = 8 if quick else 30
+    service = get_service(None)
+    data: dict[str, Times] = {}
+    for files in SANDBOX_SIZES:
+        with tempfile.TemporaryDirectory() as tmp:
+            project = Path(tmp, "project")
+            project.mkdir()
+            _populate(project, files)
+            prompt = haversack.compose(
+                ns="bench",
+                key="scale-own-dir",
+                packs=["vfs", "podman"],
+                config={"podman": {"image": BUSYBOX_IMAGE, "workspace": str(project)}},
+                strict=True,
+            )
+            with haversack.ToolExecutor(prompt.render(), session=haversack.Session()) as executor:
+                start = time.perf_counter()
+                _call(executor, "true")()  # starts the container, copies the whole directory
+                data[f"sandbox_first_command_{files}"] = [time.perf_counter() - start]
+                sandbox = executor.resources.get(Sandbox)
+                container = service.client.containers.get(sandbox.container_id)
+                fns: dict[str, Callable[[], object]] = {
+                    f"sandbox_shell_true_{files}": _call(executor, "true"),
+                    f"sandbox_raw_exec_run_true_{files}": functools.partial(
+                        container.exec_run, ["true"], demux=True, user=sandbox.config.user
+                    ),
+                    f"sandbox_write_one_file_{files}": _call(executor, "echo hello > out.txt"),
+                }
+                data.update(_interleaved(fns, repeats))
+    return data
+
+
+def mirror_figures(quick: bool) -> dict[str, Times]:
+    """Seconds of the host-side share of a command on a user's own directory, without a
+    container (free of Podman's latency): the private copy's sync before a command and its
+    write-back after it, for a no-op command and for a one-file write, with change tracking
+    (``ChangeTracker`` on both sides) and with a whole walk of both trees each time (what
+    every command cost before the trackers)."""
+    from haversack_podman._mirror import Mirror
+
+    repeats = 8 if quick else 30
+    data: dict[str, Times] = {}
+    for files in SANDBOX_SIZES:
+        for tracked in (True, False):
+            tag = "tracked" if tracked else "fullwalk"
+            with tempfile.TemporaryDirectory() as tmp:
+                user, copy = Path(tmp, "user"), Path(tmp, "copy")
+                user.mkdir()
+                copy.mkdir()
+                _populate(user, files)
+                mirror = Mirror(user, copy, track_changes=tracked)
+                start = time.perf_counter()
+                mirror.sync()
+                data[f"mirror_first_sync_{tag}_{files}"] = [time.perf_counter() - start]
+
+                def noop(mirror: Any = mirror) -> None:
+                    mirror.sync()
+                    mirror.write_back(lambda rel: None)
+
+                def one_file(mirror: Any = mirror, copy: Path = copy) -> None:
+                    mirror.sync()
+                    (copy / "out.txt").write_text(f"hello {time.perf_counter_ns()}\n")
+                    mirror.write_back(lambda rel: None)
+
+                data.update(
+                    _interleaved(
+                        {
+                            f"mirror_noop_command_{tag}_{files}": noop,
+                            f"mirror_write_one_file_{tag}_{files}": one_file,
+                        },
+                        repeats,
+                    )
+                )
+                mirror.close()
+    return data
+
+
 def _failed_call(snapper: Any, edited: list[Path], new: Path) -> None:
     snap = snapper.snapshot()
     for path in edited:
@@ -201,6 +294,11 @@ def _floors() -> dict[str, tuple[str, float]]:
     for kind in ("snapshot", "check_quota", "failed_call"):
         out[f"host_{kind}_tracked_{big}"] = (f"host_{kind}_tracked_{none}", 1.3)
     out[f"host_shared_failed_call_{big}"] = (f"host_shared_failed_call_{none}", 1.3)
+    own, empty = SANDBOX_SIZES[-1], SANDBOX_SIZES[0]
+    for kind in ("shell_true", "write_one_file"):
+        out[f"sandbox_{kind}_{own}"] = (f"sandbox_{kind}_{empty}", 1.3)
+    for kind in ("noop_command", "write_one_file"):
+        out[f"mirror_{kind}_tracked_{own}"] = (f"mirror_{kind}_tracked_{empty}", 1.3)
     out["shell_true_1000"] = ("raw_exec_run_true_1000", 1.15)
     return out
 
@@ -209,7 +307,13 @@ def run(quick: bool) -> list[Any]:
     """Harness entry point: one ``Result`` per figure, targets as ratios to their floors."""
     from _harness import Sample, result
 
-    data = {**overhead_figures(quick), **shared_figures(quick), **figures(quick)}
+    data = {
+        **overhead_figures(quick),
+        **shared_figures(quick),
+        **figures(quick),
+        **mirror_figures(quick),
+        **sandbox_figures(quick),
+    }
     floors = _floors()
     out = []
     for name, value in data.items():
@@ -233,6 +337,8 @@ def main() -> None:
     quick = "--quick" in sys.argv
     if "--shared" in sys.argv:
         data = shared_figures(quick)
+    elif "--sandbox" in sys.argv:
+        data = {**mirror_figures(quick), **sandbox_figures(quick)}
     elif "--host" in sys.argv:
         data = overhead_figures(quick)
     else:

@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from haversack import MarkdownSection, Prompt, ToolAnnotations, ToolContext, ToolResult, tool
+from haversack.errors import ProviderError
 
 FIXTURES = Path(__file__).parent / "llamacpp"
 #: The model name sent; the server serves one model whatever the name.
@@ -391,6 +392,8 @@ def record(upstream: str, *, reconstructed: bool = False) -> None:
                 variant = _null_content(proxy.exchanges)
                 if variant is not None:
                     proxy.send("/v1/chat/completions", variant)
+        if outcome.error is not None:  # the proxy's port changes with every recording
+            outcome.error = ProviderError(str(outcome.error).replace(proxy.url, "http://SERVER"))
         _write(name, proxy.exchanges, outcome, reconstructed)
 
 

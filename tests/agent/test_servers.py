@@ -4,6 +4,7 @@ base URL, ``tool_choice`` per provider, and ``haversack run``'s options for them
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -86,11 +87,21 @@ def _tools(*names: str) -> list[dict]:
     return [{"type": "function", "function": {"name": n, "parameters": {}}} for n in names]
 
 
-def _streamed(chunks: list[dict], tools: list[dict]):
+def _streamed(chunks: list[dict], tools: list[dict], *, use_async: bool = False):
+    conversation = Conversation("", [{"role": "user", "content": "go"}])
     with Scripted([_sse(*chunks, _chunk({}, "tool_calls"))]) as server:
         chat = OpenAIChat("m", base_url=server.url, api_key="k", stream=True)
+        if use_async:
+
+            async def complete():
+                try:
+                    return await chat.acomplete(conversation, tools, None)
+                finally:
+                    await chat.aclose()
+
+            return asyncio.run(complete())
         try:
-            return chat.complete(Conversation("", [{"role": "user", "content": "go"}]), tools, None)
+            return chat.complete(conversation, tools, None)
         finally:
             chat.close()
 
@@ -106,12 +117,13 @@ def _streamed(chunks: list[dict], tools: list[dict]):
         (["read_", "file", "read_file"], ["c1", None, "c1"], "read_file"),
     ],
 )
-def test_a_streamed_tool_call_is_assembled_as_the_server_meant_it(names, ids, expected):
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_streamed_tool_call_is_assembled_as_the_server_meant_it(names, ids, expected, use_async):
     chunks = [
         _call_chunk(0, name, piece, call_id)
         for name, piece, call_id in zip(names, ['{"path"', ': "a', '.txt"}'], ids, strict=True)
     ]
-    reply = _streamed(chunks, _tools("read_file", "write_file"))
+    reply = _streamed(chunks, _tools("read_file", "write_file"), use_async=use_async)
     (call,) = reply.calls
     assert (call.call_id, call.name, call.arguments) == ("c1", expected, '{"path": "a.txt"}')
     assert reply.stop == "tool_calls"

@@ -107,3 +107,31 @@ def test_tool_name_and_identity_follow_the_calling_contributor() -> None:
         ("read", ToolIdentity("your code", "read"), "read"),
     ]
     assert prompt.tool_named(ToolIdentity("pack-b", "read")) == "b_read"
+
+
+def test_tool_name_never_names_another_contributors_tool() -> None:
+    # Issue 26: when the calling pack's own tool was removed (exclude_tools), tool_name gave
+    # the only other tool of that original name: a hint sent the model to another pack's tool.
+    from haversack import MarkdownSection, Session, Tool, ToolExecutor
+
+    said: list[tuple[str, bool]] = []
+
+    def handler(params: None, *, context: ToolContext) -> ToolResult[None]:
+        said.append((context.tool_name("read"), context.offers("read")))
+        return ToolResult.ok(None)
+
+    def tool(name: str, original: str) -> Tool[None, None]:
+        return Tool[None, None](name=name, description="d", handler=handler, original_name=original)
+
+    prompt = Prompt(
+        ns="t",
+        key="k",
+        sections=[
+            MarkdownSection(title="A", key="a", template="a", tools=[tool("a_go", "go")]),
+            MarkdownSection(title="B", key="b", template="b", tools=[tool("b_read", "read")]),
+        ],
+        contributors={"a": "pack-a", "b": "pack-b"},
+    )
+    with ToolExecutor(prompt.render(), session=Session()) as executor:
+        assert executor.execute("a_go").success
+    assert said == [("read", False)]  # not b_read: pack-a has no read of its own

@@ -277,3 +277,23 @@ def test_a_description_naming_a_disabled_tool_does_not_render() -> None:
         PromptRenderError, match="description of tool 'write' names the tool 'edit'"
     ):
         prompt.render()
+
+
+def test_a_description_keeps_its_conditional_text_only_with_the_tool_it_names() -> None:
+    # Issue 26: a description naming a tool made that tool impossible to exclude; text in
+    # ${if tool:x} ... ${endif} now goes with the tool, as in a section.
+    def writer(description: str) -> Tool[None, None]:
+        return Tool[None, None](name="write", description=description, handler=handler)
+
+    text = "Create a file${if tool:edit}: change one with ${tool:edit}${endif}."
+    both = Prompt(ns="t", key="p", sections=[md("a", tools=[writer(text), make_tool("edit")])])
+    alone = Prompt(ns="t", key="p", sections=[md("a", tools=[writer(text)])])
+    described = both.render().tool("write")
+    assert described is not None
+    assert described.description == "Create a file: change one with edit."
+    bare = alone.render().tool("write")
+    assert bare is not None
+    assert bare.description == "Create a file."
+    # Unbalanced markers are refused, as in a template.
+    with pytest.raises(PromptValidationError, match="never closed"):
+        Prompt(ns="t", key="p", sections=[md("a", tools=[writer("A ${if tool:edit} b.")])])

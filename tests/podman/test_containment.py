@@ -48,9 +48,11 @@ START_ZOMBIE = (
 
 # Counts what is left, the way an attacker would look: every process but init, sleep, the
 # probe's own shell and its children (ps, awk, wc).
+# The resident executor runs as root, which no command can become (no capabilities,
+# no-new-privileges): it is the one root process, and not a leftover.
 LEFTOVERS = (
-    "ps -o pid= -o ppid= -o args= | "
-    "awk -v me=$$ '$1 != 1 && $1 != me && $2 != me && $0 !~ /sleep infinity/' | wc -l"
+    "ps -o user= -o pid= -o ppid= -o args= | awk -v me=$$ "
+    "'$1 != \"root\" && $2 != 1 && $2 != me && $3 != me && $0 !~ /sleep infinity/' | wc -l"
 )
 
 

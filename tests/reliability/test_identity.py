@@ -381,6 +381,8 @@ def _absent_names(
     for where, text in texts:
         named = {m.group(1) for m in absent.finditer(text)}
         hard = {m.group(1) for m in HARD_CODED.finditer(text)}
+        if "${" in text:
+            found.append(f"{where} holds a template marker: {text[:300]!r}")
         if named or hard:
             found.append(f"{where} names {sorted(named | hard)}: {text[:300]!r}")
     return found

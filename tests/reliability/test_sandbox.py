@@ -427,9 +427,11 @@ while True:
     libc.renameat2(-100, b"/workspace/d", -100, b"/workspace/swap", 2)  # RENAME_EXCHANGE
 """
 
+# The resident executor runs as root, which no command can become (no capabilities,
+# no-new-privileges): it is the one root process, and not a leftover.
 LEFTOVERS = (
-    "ps -o pid= -o ppid= -o args= | "
-    "awk -v me=$$ '$1 != 1 && $1 != me && $2 != me && $0 !~ /sleep infinity/' | wc -l"
+    "ps -o user= -o pid= -o ppid= -o args= | awk -v me=$$ "
+    "'$1 != \"root\" && $2 != 1 && $2 != me && $3 != me && $0 !~ /sleep infinity/' | wc -l"
 )
 
 CONTAINMENT: tuple[tuple[str, str, float], ...] = (
@@ -513,6 +515,62 @@ def test_sandbox_process_containment(
     fig.note("max wall time of the attack call (s)", round(max(walls), 2) if walls else None)
     fig.note("timeout (s)", timeout)
     fig.note("sandbox restarts", restarts)
+    fig.assert_clean()
+
+
+# Every root process is the resident executor (commands cannot become root): signal it,
+# stop it, write into its channel, list its fds, trace it, replace its interpreter, and
+# print frames that look like its own (an exit status 42 for the next hundred commands).
+ATTACK_RESIDENT = r"""
+for p in /proc/[0-9]*; do
+  [ "$(awk '/^Uid:/{print $2}' $p/status 2>/dev/null)" = 0 ] || continue
+  n=${p#/proc/}; echo "ROOT $n"
+  kill -9 $n 2>/dev/null && echo "KILLED $n"
+  kill -STOP $n 2>/dev/null && echo "STOPPED $n"
+  echo x 2>/dev/null > $p/fd/0 && echo "WROTE $n"
+  echo x 2>/dev/null > $p/fd/1 && echo "WROTE $n"
+  ls $p/fd > /dev/null 2>&1 && echo "LISTED $n"
+  python3 -c "import ctypes,sys; sys.exit(ctypes.CDLL(None).ptrace(16, $n, 0, 0) != 0)" \
+    2>/dev/null && echo "TRACED $n"
+done
+( cp /bin/sh "$(command -v python3)" ) 2>/dev/null && echo REPLACED
+python3 -c "import struct,sys
+for n in range(100): sys.stdout.buffer.write(struct.pack('>BIIi', 5, n, 4, 42))"
+echo; echo done
+"""
+
+
+def test_sandbox_attacks_on_the_resident(podman_service: Any, tmp_path: Path, figure) -> None:
+    """A command attacks the process that starts commands: every attack fails, the same
+    resident serves the next command, and its exit status is the real one."""
+    from haversack_podman import Sandbox
+
+    fig = figure("process-containment", "attacks on the resident executor")
+    h = _harness(tmp_path)
+    try:
+        sandbox = h.executor.resources.get(Sandbox)
+        h.ok("shell_execute", {"command": "true"})
+        resident = sandbox._resident
+        fig.check(resident is not None, f"no resident executor: {sandbox.resident_off}")
+        pid = resident.pid if resident is not None else -1
+        for _ in range(budget(2, 25)):
+            fig.case()
+            result = h.executor.execute("shell_execute", {"command": ATTACK_RESIDENT})
+            out = result.value.stdout if result.value else result.render()
+            fig.check(f"ROOT {pid}\n" in out, f"the resident was not found: {out[:300]}")
+            for word in ("KILLED", "STOPPED", "WROTE", "LISTED", "TRACED", "REPLACED"):
+                fig.check(word not in out, f"an attack succeeded: {word} in {out[-300:]!r}")
+            fig.check(result.success and out.endswith("done\n"), f"attack call: {out[-300:]!r}")
+            nxt = h.executor.execute("shell_execute", {"command": "echo next; exit 7"})
+            code = nxt.value.exit_code if nxt.value else None
+            fig.check(code == 7, f"next command's exit code {code}, not 7: {nxt.render()[:300]}")
+            now = sandbox._resident
+            fig.check(now is not None and now.pid == pid, "the resident was replaced")
+            host, inside = _leftovers(h)
+            fig.check(host == 0, f"{host} task(s) left in the container's cgroup")
+            fig.check(inside == 0, f"{inside} process(es) visible in the sandbox")
+    finally:
+        h.close()
     fig.assert_clean()
 
 

@@ -77,8 +77,11 @@ def test_renamed_tools_resolve_in_section_and_messages(
     assert "then patch" in message
     create = ws.rendered.tool("create_file")
     assert create is not None
-    # It names no other tool: exclude_tools = ["edit_file"] must leave nothing dangling.
-    assert create.description.endswith("Refuses existing files.")
+    assert create.description.endswith("Refuses existing files: change those with patch.")
+    # The clause goes with the tool it names (${if tool:edit_file}).
+    bare = make_ws({"exclude_tools": ["edit_file"]}).rendered.tool("write_file")
+    assert bare is not None
+    assert bare.description.endswith("Refuses existing files.")
 
 
 def test_public_api_is_importable() -> None:

@@ -53,10 +53,12 @@ class ToolContext:
         """The name the model knows the tool originally called ``original`` by.
 
         The tool is the one of the same contributor as the tool being called (a pack naming
-        its own tools in a message); outside a call, or when that contributor has none, the
-        only tool of the prompt originally called so. A composed pack may be prefixed or
-        renamed, so a message naming another tool of its pack asks here instead of spelling
-        the original name. Unknown or ambiguous names come back unchanged.
+        its own tools in a message), never another contributor's: when that contributor has
+        none (``exclude_tools`` removed it), ``original`` comes back unchanged, so ask
+        :meth:`offers` before naming a tool that may be gone. Outside a call, the only tool of
+        the prompt originally called so. A composed pack may be prefixed or renamed, so a
+        message naming another tool of its pack asks here instead of spelling the original
+        name. Unknown or ambiguous names come back unchanged.
         """
         from ._identity import ToolIdentity, resolve_name
 
@@ -64,8 +66,8 @@ class ToolContext:
         mine = self.identity
         if mine is not None:
             found = prompt.tool_named(ToolIdentity(mine.contributor, original))
-            if found is not None:
-                return found
+            # Another contributor's tool of that name is not this one (issue 26).
+            return original if found is None else found
         rendered = self.rendered_prompt
         tools = rendered.tools if rendered is not None else prompt.tools
         names = resolve_name(original, {t.name: t for t in tools})

@@ -70,21 +70,37 @@ def validate(
                     names[ref] = _resolve_tool(ref, node.path, {ref: mine})
             resolved[node.path] = names
         for item in node.section.tools:
-            named = item.tool_references()
-            if named:
-                actual = {
-                    ref: _resolve_tool(ref, node.path, originals, describing=item.name)
-                    for ref in named
-                }
-                described[item.name] = (_describe(item, actual, node.path), actual)
+            text = item.description
+            owner = owners.get(node.path[0], YOUR_CODE)
+            if "${if tool:" in text or "${endif}" in text:
+                # Text that exists only with a tool of the same contributor (as in a section).
+                text = _kept(text, node.path, frozenset(o for o in originals if own(owner, o)))
+            named = frozenset(TOOL_REFERENCE.findall(text)) if "${tool:" in text else frozenset()
+            if named or text is not item.description:
+                actual = {}
+                for ref in named:
+                    mine = own(owner, ref)
+                    scope = {ref: mine} if mine else originals
+                    actual[ref] = _resolve_tool(ref, node.path, scope, describing=item.name)
+                described[item.name] = (_describe(item, text, actual, node.path), actual)
     return resolved, described
 
 
+def _kept(text: str, path: tuple[str, ...], offered: frozenset[str]) -> str:
+    """A description without its ``${if tool:x}`` ... ``${endif}`` blocks whose tool the
+    prompt does not offer (its markers removed)."""
+    from ._markdown import _segments
+
+    segments = _segments(text, path[0]) or ()
+    return "".join(part for needs, part, _ in segments if needs <= offered).strip()
+
+
 def _describe(
-    item: Tool[Any, Any], actual: dict[str, str], path: tuple[str, ...]
+    item: Tool[Any, Any], text: str, actual: dict[str, str], path: tuple[str, ...]
 ) -> Tool[Any, Any]:
-    """``item`` with every ``${tool:x}`` of its description replaced by the current name."""
-    text = TOOL_REFERENCE.sub(lambda m: actual[m.group(1)], item.description)
+    """``item`` with ``text`` (its description, conditional blocks decided) as description,
+    every ``${tool:x}`` replaced by the current name."""
+    text = TOOL_REFERENCE.sub(lambda m: actual[m.group(1)], text)
     try:
         return dataclasses.replace(item, description=text)
     except PromptValidationError as exc:  # e.g. prefixed names pushed it over the length

@@ -37,6 +37,9 @@ class _OpenAIBase(SdkClients):
 class OpenAIChat(_OpenAIBase):
     """OpenAI Chat Completions; ``base_url`` points it at any OpenAI-compatible server.
 
+    ``tool_choice`` is ``auto``, ``required``, ``none`` or a tool's name (``required`` and a
+    name hold until a tool was called). A streamed reply is assembled here from its chunks,
+    tool-call names repeated in every chunk included (llama.cpp's server sends them so).
     ``options`` go to every ``chat.completions.create`` call (``temperature=...``).
     """
 

@@ -33,7 +33,8 @@ class Reply:
     """One model response, provider-neutral: text, tool calls, usage and stop reason.
 
     ``truncated`` is true when the model hit its output limit; ``stop`` is the provider's
-    own stop reason; ``raw`` the SDK object.
+    own stop reason; ``raw`` the SDK object (``None`` for a Chat Completions stream, which
+    is assembled from its chunks).
     """
 
     text: str

@@ -2,7 +2,9 @@
 
 One home for the protocol (:class:`Filesystem`, :class:`Snapshottable` and their value types),
 path normalisation, the glob dialect, the text helpers (line windows, UTF-8 sizes, exact
-replacement), grep over texts, the write-mode and name rules and the wording of their errors.
+replacement), grep over texts, the write-mode and name rules and the wording of their errors, and
+:class:`ChangeTracker` (which paths of a directory changed since the last look, at the cost
+of the change).
 The in-memory workspace of ``haversack-vfs`` and :class:`DirectoryFilesystem` (a host
 directory, resolved beneath a handle on its root without following links: the sandbox's
 workspace and a user's project directory) both implement it with these helpers, so they behave
@@ -82,10 +84,12 @@ if TYPE_CHECKING:
         replaced_size,
         utf8_size,
     )
+    from ._tracker import ChangeTracker
 
 _EXPORTS: dict[str, str] = {
     "Beneath": "._beneath",
     "ChangeJournal": "._journal",
+    "ChangeTracker": "._tracker",
     "DEFAULT_GREP_SCAN_BYTES": "._grep",
     "DEFAULT_GREP_SECONDS": "._grep",
     "DEFAULT_MAX_FILE_BYTES": "._rules",
@@ -153,6 +157,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Beneath",
     "ChangeJournal",
+    "ChangeTracker",
     "DEFAULT_GREP_SCAN_BYTES",
     "DEFAULT_GREP_SECONDS",
     "DEFAULT_MAX_FILE_BYTES",

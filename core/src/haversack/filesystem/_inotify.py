@@ -143,10 +143,14 @@ class Watcher:
         if wd is not None and self._wd_rel.get(wd) == rel:
             del self._wd_rel[wd]
 
-    def drain(self) -> tuple[set[str], bool]:
+    def drain(self, names: dict[str, set[str] | None] | None = None) -> tuple[set[str], bool]:
         """The workspace paths of the directories that changed since the last drain, and
         whether a name other than a directory's was created and then removed or replaced
-        (it may have been a hard link to any file, written through and gone again)."""
+        (it may have been a hard link to any file, written through and gone again).
+
+        ``names``, when given, is filled per changed directory with the names of the
+        children the events named, or None where an event concerned the directory itself
+        (then all of it must be looked at)."""
         dirty: set[str] = set()
         births = _Births()
         while True:
@@ -178,6 +182,16 @@ class Watcher:
                 dirty.add(rel)
                 if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF) and rel:
                     dirty.add(rel.rpartition("/")[0])
+                    if names is not None:
+                        names[rel.rpartition("/")[0]] = None
+                if names is not None:
+                    child = data[start:offset].rstrip(b"\0")
+                    if not child or mask & (_IN_IGNORED | _IN_DELETE_SELF | _IN_MOVE_SELF):
+                        names[rel] = None
+                    else:
+                        known = names.setdefault(rel, set())
+                        if known is not None:
+                            known.add(os.fsdecode(child))
 
     def reset(self) -> None:
         """Forget every watch name and the lost flag, before a walk of the whole tree re-adds

@@ -468,6 +468,8 @@ class Container:
         """Remove the container and the workspace directory (idempotent)."""
         with self._lock:
             self._finalizer()
+            if self._mirror is not None:
+                self._mirror.close()
 
     def __enter__(self) -> Self:
         return self

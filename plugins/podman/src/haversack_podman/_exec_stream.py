@@ -14,13 +14,13 @@ import select
 import socket
 import struct
 import time
-from typing import Final
+from collections.abc import Callable
+from typing import Final, Protocol
 from urllib.parse import urlparse
 
 from haversack import check_cancelled
 
 from ._errors import SandboxError, SandboxUnavailableError
-from ._output import CappedBuffer
 from ._service import request_timeout
 
 __all__ = ["ExecStream"]
@@ -29,6 +29,12 @@ _HEADER: Final = struct.Struct(">BxxxI")
 _CHUNK: Final = 65536
 #: Longest a wait for output blocks before the thread checks whether its call was cancelled.
 _WAKE_S: Final = 0.1
+
+
+class Sink(Protocol):
+    """Where one output stream's bytes go (a ``CappedBuffer``, or a frame decoder)."""
+
+    def write(self, data: bytes, /) -> None: ...
 
 
 def _connect(base_url: str, timeout: float) -> socket.socket:
@@ -60,12 +66,12 @@ class ExecStream:
         base_url: str,
         exec_id: str,
         stdin: bytes | None,
-        stdout: CappedBuffer,
-        stderr: CappedBuffer,
+        stdout: Sink,
+        stderr: Sink,
     ) -> None:
         self._stdin = stdin
         self._stdin_sent = 0
-        self._out = {1: stdout, 2: stderr}
+        self._out: dict[int, Sink] = {1: stdout, 2: stderr}
         self._pending = b""
         self.eof = False
         body = json.dumps({"Detach": False, "Tty": False}).encode()
@@ -142,10 +148,13 @@ class ExecStream:
             if target is not None:
                 target.write(payload)
 
-    def pump(self, deadline: float) -> bool:
-        """Move data until the stream ends (True) or ``time.monotonic()`` reaches ``deadline``."""
+    def pump(self, deadline: float, until: Callable[[], bool] | None = None) -> bool:
+        """Move data until the stream ends or ``until()`` holds (True), or until
+        ``time.monotonic()`` reaches ``deadline`` (False)."""
         self._parse()
         while not self.eof:
+            if until is not None and until():
+                return True
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
@@ -159,18 +168,45 @@ class ExecStream:
             if writable:
                 self._send_stdin()
             if readable:
-                try:
-                    chunk = self._sock.recv(_CHUNK)
-                except BlockingIOError:
-                    continue
-                except ConnectionResetError:
-                    chunk = b""
-                if not chunk:
-                    self.eof = True
-                    break
-                self._pending += chunk
-                self._parse()
+                self._receive()
         return True
+
+    def send(self, data: bytes, deadline: float) -> bool:
+        """Write ``data`` to the command's stdin (an exec attached with stdin and opened with
+        ``stdin=None`` keeps it open). False when the deadline passed or the peer is gone;
+        output arriving meanwhile is read, so neither side can block the other."""
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.eof:
+                return False
+            check_cancelled()
+            readable, writable, _ = select.select(
+                [self._sock], [self._sock], [], min(remaining, _WAKE_S)
+            )
+            if writable:
+                try:
+                    view = view[self._sock.send(view[:_CHUNK]) :]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return False
+            if readable:
+                self._receive()
+        return True
+
+    def _receive(self) -> None:
+        try:
+            chunk = self._sock.recv(_CHUNK)
+        except BlockingIOError:
+            return
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            self.eof = True
+            return
+        self._pending += chunk
+        self._parse()
 
     def close(self) -> None:
         """Close the socket (idempotent)."""

@@ -3,10 +3,16 @@
 The container never mounts a user's directory. It mounts this copy, which only the session
 writes: before each command the copy is brought up to date with the user's directory, and
 after it the copy is compared with its state at that moment, which gives exactly the
-command's own changes (nobody else writes the copy). Those are written back to the user's
-directory path by path, only where the user's path still holds what it held at the sync
-(someone else's newer version wins), as new inodes (a temporary name, then a rename), so a
-hard link to a file outside is never written through. A change set touching a protected path
+command's own changes (nobody else writes the copy). Both looks cost the change, not the
+workspace: a :class:`haversack.filesystem.ChangeTracker` on each side (inotify; the
+container's writes reach the copy's watches through the bind mount) names the paths to
+compare, and falls back to a whole walk itself whenever events may have been lost. Only the
+first sync (and one after a failed write-back) walks and copies everything.
+
+The command's changes are written back to the user's directory path by path, only where the
+user's path still holds what it held at the sync (someone else's newer version wins), as new
+inodes (a temporary name, then a rename), so a hard link to a file outside is never written
+through. A change set touching a protected path
 (``.git/config``, hooks, ...) is written back not at all.
 
 Every walk holds a handle on each directory it works in and never follows a link; the
@@ -25,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, NamedTuple
 
-from haversack.filesystem import Beneath, remove_tree
+from haversack.filesystem import Beneath, ChangeTracker, remove_tree
 
 __all__ = ["Mirror", "WriteBack"]
 
@@ -158,34 +164,159 @@ class Mirror:
     """The private copy ``path`` of the user's directory ``source``. Not thread-safe: the
     sandbox calls it under its lock, with the container quiet."""
 
-    def __init__(self, source: Path, path: Path) -> None:
+    def __init__(self, source: Path, path: Path, *, track_changes: bool = True) -> None:
         self.source = source
         self.path = path
+        # What changed on each side since the last look, at the cost of the change: the
+        # user's directory (the user, other programs) and the copy (the command, seen
+        # through its bind mount).
+        self._user_tracker = ChangeTracker(source, track_changes=track_changes)
+        self._copy_tracker = ChangeTracker(path, track_changes=track_changes)
         # As root, a copied path keeps its owner both ways (a new file in the user's directory
         # is owned as the command's file in the copy: the container's user).
         self._root = os.geteuid() == 0
         self._user_seen: Manifest = {}  # the user's directory as last synced or written
         self._mirror_seen: Manifest = {}  # the copy as last synced or written
         self._dirty: set[str] = set()  # copy paths not known to match the user's
+        self._recheck: set[str] = set()  # user paths to compare again at the next sync
         self._synced = False
 
     # ------------------------------------------------------------------ user -> copy
     def sync(self) -> None:
         """Bring the copy up to date with the user's directory: everything the first time,
-        afterwards only paths whose (kind, mode, size, mtime, ctime, inode, link) changed."""
-        now = scan(self.source, ctime=False)
-        if not self._synced:
-            changed = set(now)
-            remove_stale = set(scan(self.path))
-            changed |= remove_stale
+        afterwards only paths whose (kind, mode, size, mtime, inode, link) changed, as the
+        user's directory's change tracker reports them (a whole walk only when its events
+        may have been lost)."""
+        first = not self._synced
+        complete = True
+        if first:
+            self._user_tracker.changed()  # watches every directory before the walk below
+            if _empty(self.path):
+                # A new copy: filled in one walk (what the walk cannot copy is marked dirty).
+                self._dirty.clear()
+                self._user_seen, complete = self._copy_all()
+                changed = set()
+            else:
+                now = scan(self.source, ctime=False)
+                changed = set(now) | set(scan(self.path)) | self._dirty
+                self._dirty.clear()
+                self._user_seen = now
         else:
-            seen = self._user_seen
-            changed = {p for p in now.keys() | seen.keys() if now.get(p) != seen.get(p)}
-            changed |= self._dirty
-        self._user_seen = now
+            # A path the pull below cannot copy now is marked again.
+            dirty, self._dirty = self._dirty, set()
+            recheck, self._recheck = self._recheck, set()
+            changed = set(dirty)
+            with Beneath(self.source) as src:
+                for rel in self._user_tracker.changed() | dirty | recheck:
+                    key = _ukey(src, rel, ctime=False)
+                    if key != self._user_seen.get(rel):
+                        changed.add(rel)
+                        if key is None:
+                            self._user_seen.pop(rel, None)
+                        else:
+                            self._user_seen[rel] = key
         self._pull(changed)
-        self._dirty.clear()
-        self._synced = True
+        # Whatever changed the copy since the last look was this pull (the container is
+        # quiet): the new base the command's changes are told from.
+        if first:
+            self._copy_tracker.changed()
+            self._mirror_seen = scan(self.path)
+        else:
+            with Beneath(self.path) as dst:
+                for rel in self._copy_tracker.changed():
+                    key = _ukey(dst, rel)
+                    if key is None:
+                        self._mirror_seen.pop(rel, None)
+                    else:
+                        self._mirror_seen[rel] = key
+        # A directory the first walk could not list whole: the next sync compares all.
+        self._synced = complete
+
+    def _copy_all(self) -> tuple[Manifest, bool]:
+        """Copy the user's whole directory into the empty copy in one walk of handles (no
+        link followed); return the user's keys (without ctime) of what was copied, and
+        whether every directory could be listed to its end."""
+        seen: Manifest = {}
+        complete = True
+        stack = [(os.open(self.source, _DIR), os.open(self.path, _DIR), "")]
+        try:
+            while stack:
+                sfd, dfd, prefix = stack.pop()
+                try:
+                    with os.scandir(sfd) as entries:
+                        for entry in entries:
+                            rel = prefix + entry.name
+                            try:
+                                key = self._copy_entry(entry, sfd, dfd, rel, stack)
+                            except OSError:
+                                self._dirty.add(rel)  # gone or unreadable: looked at again
+                                continue
+                            if key is not None:
+                                seen[rel] = key._replace(ctime_ns=0)
+                except OSError:
+                    complete = False
+                finally:
+                    os.close(sfd)
+                    os.close(dfd)
+        finally:
+            for sfd, dfd, _ in stack:
+                os.close(sfd)
+                os.close(dfd)
+        return seen, complete
+
+    def _copy_entry(
+        self,
+        entry: os.DirEntry[str],
+        sfd: int,
+        dfd: int,
+        rel: str,
+        stack: list[tuple[int, int, str]],
+    ) -> Key | None:
+        """Copy one entry of the directory ``sfd`` into ``dfd`` (a directory: made, and
+        queued on ``stack``); its key, or None for what is not workspace content."""
+        name = entry.name
+        st = entry.stat(follow_symlinks=False)
+        owner = (st.st_uid, st.st_gid) if self._root else None
+        if stat.S_ISDIR(st.st_mode):
+            os.mkdir(name, 0o700, dir_fd=dfd)
+            child_dst = os.open(name, _DIR, dir_fd=dfd)
+            try:
+                os.fchmod(child_dst, stat.S_IMODE(st.st_mode) | (0 if self._root else 0o700))
+                if owner is not None:
+                    os.fchown(child_dst, *owner)
+                child_src = os.open(name, _DIR, dir_fd=sfd)
+            except BaseException:
+                os.close(child_dst)
+                raise
+            stack.append((child_src, child_dst, rel + "/"))
+            return _key(st)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(name, dir_fd=sfd)
+            os.symlink(target, name, dir_fd=dfd)
+            if owner is not None:
+                os.chown(name, *owner, dir_fd=dfd, follow_symlinks=False)
+            return _key(st, target)
+        if not stat.S_ISREG(st.st_mode):
+            return None  # FIFOs, sockets, devices are not workspace content
+        fd_in = os.open(name, _FILE, dir_fd=sfd)
+        try:
+            fst = os.fstat(fd_in)
+            if not stat.S_ISREG(fst.st_mode):
+                raise OSError(errno.EAGAIN, "replaced since it was listed")
+            fd_out = os.open(name, _NEW, 0o600, dir_fd=dfd)
+            try:
+                offset = 0
+                while sent := os.sendfile(fd_out, fd_in, offset, _CHUNK):
+                    offset += sent
+                if owner is not None:
+                    os.fchown(fd_out, fst.st_uid, fst.st_gid)
+                os.fchmod(fd_out, stat.S_IMODE(fst.st_mode))
+                os.utime(fd_out, ns=(fst.st_atime_ns, fst.st_mtime_ns))
+            finally:
+                os.close(fd_out)
+        finally:
+            os.close(fd_in)
+        return _key(fst)
 
     def mark_dirty(self, paths: Iterable[str]) -> None:
         """Have the next :meth:`sync` copy these paths from the user's directory again."""
@@ -224,16 +355,20 @@ class Mirror:
                     self._mirror_seen[rel] = mirror_key
 
     def _remove_in_copy(self, dst: Beneath, rel: str) -> None:
+        was_dir = False
         with contextlib.suppress(Exception), dst.parent(rel) as (fd, name):
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
+                was_dir = True
                 # Through the parent's handle: no link on the way is followed.
                 remove_tree(f"/proc/self/fd/{fd}/{name}")
             else:
                 os.unlink(name, dir_fd=fd)
-        prefix = rel + "/"
-        for key in [k for k in self._mirror_seen if k == rel or k.startswith(prefix)]:
-            del self._mirror_seen[key]
+        gone = self._mirror_seen.pop(rel, None)
+        if was_dir or (gone is not None and gone.kind == stat.S_IFDIR):
+            prefix = rel + "/"
+            for key in [k for k in self._mirror_seen if k.startswith(prefix)]:
+                del self._mirror_seen[key]
 
     def _copy_one(self, src: Beneath, dst: Beneath, rel: str, want: Key) -> Key | None:
         """Copy the user's ``rel`` into the copy; return what was copied (its key)."""
@@ -269,19 +404,26 @@ class Mirror:
             return _key(st)
 
     # ------------------------------------------------------------------ copy -> user
-    def changes(self) -> tuple[list[str], Manifest]:
+    def changes(self) -> tuple[list[str], dict[str, Key | None]]:
         """The paths of the copy that differ from its state at the last sync or write-back
-        (exactly what the command since then changed), and the copy's manifest now."""
-        now = scan(self.path)
-        changed = sorted(
-            p
-            for p in now.keys() | self._mirror_seen.keys()
-            if now.get(p) != self._mirror_seen.get(p)
-        )
-        return changed, now
+        (exactly what the command since then changed), and what each holds now (None:
+        nothing). Only the paths the copy's change tracker reports are compared."""
+        with Beneath(self.path) as copy:
+            now = {rel: _ukey(copy, rel) for rel in self._copy_tracker.changed()}
+        changed = sorted(p for p, key in now.items() if key != self._mirror_seen.get(p))
+        return changed, {p: now[p] for p in changed}
 
     def write_back(self, protect: Protect, record: Record | None = None) -> WriteBack:
         """Write the command's changes to the user's directory (see the module docstring)."""
+        try:
+            return self._write_back(protect, record)
+        except BaseException:
+            # The changes were taken from the tracker but not settled: the next sync copies
+            # everything again rather than leave them for a later command's write-back.
+            self.forget()
+            raise
+
+    def _write_back(self, protect: Protect, record: Record | None) -> WriteBack:
         changed, manifest = self.changes()
         if not changed:
             return WriteBack()
@@ -341,6 +483,11 @@ class Mirror:
                     self._user_seen.pop(rel, None)
                 else:
                     self._user_seen[rel] = ukey
+        # This write-back's own changes must not hide, in the tracker's next answer, a later
+        # change that brings a path back to how the tracker last saw it (written, then
+        # rolled back): the tracker's view moves to now, and every path it reports until
+        # now is compared again at the next sync (someone else may have changed it too).
+        self._recheck.update(self._user_tracker.changed())
         kept = sorted({*kept, *failed})
         self._dirty.update(kept)
         self._dirty.update(skip)
@@ -384,15 +531,30 @@ class Mirror:
 
     def revert(self) -> None:
         """Put the copy back to the user's state wherever it changed since the last look."""
-        changed, _ = self.changes()
-        self._pull(changed)
+        try:
+            changed, _ = self.changes()
+            self._pull(changed)
+        except BaseException:
+            self.forget()
+            raise
 
     def forget(self) -> None:
         """Drop every record: the next sync copies everything again."""
         self._user_seen.clear()
         self._mirror_seen.clear()
         self._dirty.clear()
+        self._recheck.clear()
         self._synced = False
+
+    def close(self) -> None:
+        """Release the change trackers (idempotent)."""
+        self._user_tracker.close()
+        self._copy_tracker.close()
+
+
+def _empty(path: Path) -> bool:
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
 
 
 def _kind_changed(before: Key | None, after: Key | None) -> bool:

@@ -11,7 +11,8 @@ import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 from haversack import check_cancelled, uninterruptible
 from haversack.errors import PathNotFoundError, ToolValidationError
@@ -20,6 +21,7 @@ from haversack.filesystem import normalize_path
 from ._container import SWEEP_S, WORKDIR, Container
 from ._errors import SandboxError
 from ._output import CappedBuffer
+from ._resident import Resident, ResidentLost, resident_argv
 
 if TYPE_CHECKING:
     from ._config import SandboxConfig
@@ -42,6 +44,31 @@ _WIPE: Final = (
     'test -z "$(find /tmp /dev/shm -mindepth 1 | head -n 1)" && echo empty'
 )
 _WIPE_S: Final = 5.0
+#: How long the resident executor may take to start (python's start-up in the container).
+_RESIDENT_S: Final = 10.0
+
+
+@dataclass(slots=True)
+class _Ending:
+    """How a command ended, before the sweep after it: ``quiet`` when the sweep already ran."""
+
+    exit_code: int
+    timed_out: bool = False
+    quiet: bool = False
+    restarted: bool = False
+
+
+def _ns_pid_and_uid(tid: int) -> tuple[int, int] | None:
+    """A host task's pid in its innermost pid namespace and its real uid."""
+    try:
+        status = Path(f"/proc/{tid}/status").read_text()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    try:
+        return int(fields["NSpid"].split()[-1]), int(fields["Uid"].split()[0])
+    except (KeyError, ValueError, IndexError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +120,14 @@ class Sandbox(Container):
     pids limits. Commands run one at a time. The workspace is created at construction (so
     file tools can use it before any command) with ``config.mounts`` copied in.
 
+    Commands start through a resident process in the container (``_resident``; one engine
+    exec per command when it cannot run, see ``resident_off``).
+
     **No process outlives its command, and none runs between commands.** After every command
-    the container's cgroup is frozen, every task other than init and ``sleep infinity`` is
-    killed, and it stays frozen until the next command starts (with a remote service: the
-    command user's processes are killed with ``kill -9 -1`` from a second exec and the
-    container is paused through the engine). If it cannot be brought back to that baseline
+    the container's cgroup is frozen, every task other than init, ``sleep infinity`` and the
+    resident is killed, and it stays frozen until the next command starts (with a remote
+    service: the command user's processes are killed with ``kill -9 -1`` from a second exec
+    and the container is paused through the engine). If it cannot be brought back to that baseline
     within a second, it is restarted and the result says so. :meth:`quiesced` is the
     guarantee the host-side file tools rely on.
     """
@@ -115,6 +145,11 @@ class Sandbox(Container):
 
         self._protect = protect
         self._record: Record | None = None
+        self._resident: Resident | None = None
+        self._resident_tids: frozenset[int] = frozenset()
+        #: Why commands go through one engine exec each instead of the resident executor
+        #: (None: they go through the resident).
+        self.resident_off: str | None = None
 
     def attach_journal(self, record: Record) -> None:
         """Write a user's directory back through ``record`` (the ``record`` method of the
@@ -207,15 +242,43 @@ class Sandbox(Container):
         with contextlib.suppress(Exception), uninterruptible(), self._lock:
             if self._state.container_id is None or not self._state.started:
                 return
-            out = CappedBuffer(256)
             try:
                 self._resume()
-                self._run_quietly(["/bin/sh", "-c", _WIPE], time.monotonic() + _WIPE_S, out)
+                out = self._wipe(time.monotonic() + _WIPE_S)
             except Exception:  # noqa: BLE001 - restarted below
                 out = CappedBuffer(256)
             quiet = self._quiesce(time.monotonic() + SWEEP_S)
             if not quiet or out.text().strip() != "empty":
                 self.restart()
+
+    def _wipe(self, deadline: float) -> CappedBuffer:
+        """Run ``_WIPE`` as the command user: through the resident (a failed call then costs
+        no extra engine exec), else, or if it is lost, through an exec of its own."""
+        argv = ["/bin/sh", "-c", _WIPE]
+        out = CappedBuffer(256)
+        resident = self._resident_ready()
+        if resident is not None:
+            try:
+                resident.run(
+                    argv,
+                    cwd="/",
+                    env=[],
+                    uid=self.config.uid,
+                    gid=self.config.gid,
+                    stdin=None,
+                    out=out,
+                    err=out,
+                    deadline=deadline,
+                )
+            except ResidentLost:
+                self._drop_resident()
+            else:
+                if not resident.in_step:
+                    self._drop_resident()
+                return out  # not "empty" after a timeout: the caller restarts
+            out = CappedBuffer(256)
+        self._run_quietly(argv, deadline, out)
+        return out
 
     def _exec_once(
         self,
@@ -227,6 +290,196 @@ class Sandbox(Container):
         *,
         restarted: bool,
     ) -> ExecResult:
+        cwd = f"{WORKDIR}/{rel}" if rel else WORKDIR
+        data = None if stdin is None else stdin.encode("utf-8")
+        out = CappedBuffer(self.config.output_limit_bytes)
+        err = CappedBuffer(self.config.output_limit_bytes)
+        started = time.monotonic()
+        ending: _Ending | None = None
+        try:
+            self._resume()
+            for _attempt in range(2):
+                resident = self._resident_ready()
+                if resident is None:
+                    break
+                started = time.monotonic()  # a first start of the resident is not the command's
+                try:
+                    ending = self._run_resident(
+                        resident, argv, cwd, env_pairs, data, out, err, started + timeout
+                    )
+                    break
+                except ResidentLost:
+                    continue  # it ended before starting the command: a new one runs it
+            if ending is None:
+                started = time.monotonic()
+                ending = self._run_exec(argv, cwd, env_pairs, data, out, err, started + timeout)
+        finally:
+            # Whatever happened above, nothing the command started may keep running.
+            if (ending is None or not ending.quiet) and not self._quiesce(
+                time.monotonic() + SWEEP_S
+            ):
+                self.restart()
+                restarted = True
+        return ExecResult(
+            exit_code=ending.exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            duration_s=time.monotonic() - started,
+            timed_out=ending.timed_out,
+            stdout_truncated=out.truncated,
+            stderr_truncated=err.truncated,
+            sandbox_restarted=restarted or ending.restarted,
+        )
+
+    def _after_timeout(self) -> bool:
+        """Kill what the timed-out command left; True when the container had to be restarted."""
+        if self._quiesce(time.monotonic() + SWEEP_S):
+            return False
+        self.restart()
+        return True
+
+    # ------------------------------------------------------------------ resident executor
+    def _spec(self) -> dict[str, Any]:
+        spec = super()._spec()
+        if self._resident_wanted():
+            # Only for the resident (container root, which no command is: see
+            # _resident_wanted) to switch to the command user; a non-root exec holds none.
+            spec["cap_add"] = ["SETUID", "SETGID"]
+        return spec
+
+    def _resident_wanted(self) -> bool:
+        # As uid 0 a command would share the resident's uid and could signal or trace it.
+        return self.config.resident and self.config.uid != 0
+
+    def _settle(self) -> None:
+        # A (re)start ended the resident with every other process: the next command starts
+        # one, also after one that failed to start (the container may have been the cause).
+        self._forget_resident()
+        self.resident_off = None
+        super()._settle()
+
+    def close(self) -> None:
+        """Remove the container and the workspace directory (idempotent)."""
+        with self._lock:
+            self._forget_resident()
+            super().close()
+
+    def _forget_resident(self) -> None:
+        resident, self._resident = self._resident, None
+        self._resident_tids = frozenset()
+        if resident is not None:
+            resident.close()
+
+    def _drop_resident(self) -> None:
+        """Close a resident that is out of step or gone, and take it out of the baseline so
+        the next sweep kills it if it still runs."""
+        if self._resident is None:
+            return
+        if self._state.cgroup is not None:
+            self._baseline = self._baseline - self._resident_tids
+        else:
+            self._baseline_count -= 1
+        self._forget_resident()
+
+    def _resident_ready(self) -> Resident | None:
+        """The running resident, started (and added to the baseline) if there is none; None
+        when commands go through one engine exec each (see ``resident_off``)."""
+        if self._resident is not None and not self._resident.in_step:
+            self._drop_resident()  # a cancelled call left half a request in its channel
+        if self._resident is not None:
+            return self._resident
+        if self.resident_off is not None:
+            return None
+        if not self._resident_wanted():
+            self.resident_off = (
+                "off in the config" if not self.config.resident else "commands run as uid 0"
+            )
+            return None
+        # An exec the engine refuses (a dead container) is raised: ``exec`` recovers the
+        # container and retries, and the restart lets a resident be tried again.
+        exec_id = self._create_exec(
+            {
+                "Cmd": resident_argv(),
+                "User": "0:0",
+                "WorkingDir": "/",
+                "AttachStdin": True,
+                "AttachStdout": True,
+                "AttachStderr": True,
+                "Tty": False,
+            }
+        )
+        try:
+            self._resident = self._start_resident(exec_id)
+        except SandboxError as exc:
+            self.resident_off = str(exc)
+            return None
+        return self._resident
+
+    def _start_resident(self, exec_id: str) -> Resident:
+        resident = Resident.open(self._svc().base_url, exec_id, time.monotonic() + _RESIDENT_S)
+        cgroup = self._state.cgroup
+        if cgroup is None:
+            self._baseline_count += 1
+            return resident
+        # Its task is the new one with its pid in the container's namespace and uid 0 (a
+        # resident killed just before may still be exiting; the sweep removes it).
+        new = cgroup.tasks() - self._baseline
+        tids = frozenset(t for t in new if _ns_pid_and_uid(t) == (resident.pid, 0))
+        if len(tids) != 1:
+            resident.close()
+            raise SandboxError(f"The resident executor was not among the new tasks {new}.")
+        self._resident_tids = frozenset(tids)
+        self._baseline = self._baseline | tids
+        return resident
+
+    def _run_resident(
+        self,
+        resident: Resident,
+        argv: list[str],
+        cwd: str,
+        env_pairs: list[str],
+        stdin: bytes | None,
+        out: CappedBuffer,
+        err: CappedBuffer,
+        deadline: float,
+    ) -> _Ending:
+        try:
+            exit_code = resident.run(
+                argv,
+                cwd=cwd,
+                env=env_pairs,
+                uid=self.config.uid,
+                gid=self.config.gid,
+                stdin=stdin,
+                out=out,
+                err=err,
+                deadline=deadline,
+            )
+        except ResidentLost as lost:
+            self._drop_resident()
+            if not lost.started:
+                raise
+            err.write(b"\n[sandbox: the command runner ended during the command]\n")
+            return _Ending(-1)
+        if exit_code is not None:
+            return _Ending(exit_code)
+        if not resident.in_step:
+            self._drop_resident()  # it holds half a request: the sweep below ends it
+        # Killed at its timeout; the resident (in the baseline) survives the sweep and
+        # reports the kill to nobody: its late frames carry the old command's id.
+        return _Ending(137, timed_out=True, quiet=True, restarted=self._after_timeout())
+
+    # ------------------------------------------------------------------ per-command exec
+    def _run_exec(
+        self,
+        argv: list[str],
+        cwd: str,
+        env_pairs: list[str],
+        stdin: bytes | None,
+        out: CappedBuffer,
+        err: CappedBuffer,
+        deadline: float,
+    ) -> _Ending:
         from ._exec_stream import ExecStream
 
         body = {
@@ -237,52 +490,22 @@ class Sandbox(Container):
             "Tty": False,
             "Env": env_pairs,
             "User": self.config.user,
-            "WorkingDir": f"{WORKDIR}/{rel}" if rel else WORKDIR,
+            "WorkingDir": cwd,
         }
-        out = CappedBuffer(self.config.output_limit_bytes)
-        err = CappedBuffer(self.config.output_limit_bytes)
-        started = time.monotonic()
-        timed_out = False
-        quiet = False
-        exit_code = -1
+        exec_id = self._create_exec(body)
+        stream = ExecStream(self._svc().base_url, exec_id, stdin, out, err)
+        ending = _Ending(-1)
         try:
-            self._resume()
-            exec_id = self._create_exec(body)
-            stream = ExecStream(
-                self._svc().base_url,
-                exec_id,
-                None if stdin is None else stdin.encode("utf-8"),
-                out,
-                err,
-            )
-            try:
-                if not stream.pump(started + timeout):
-                    timed_out = True
-                    quiet = self._quiesce(time.monotonic() + SWEEP_S)
-                    if not quiet:
-                        self.restart()
-                        restarted = quiet = True
-                    stream.pump(time.monotonic() + _GRACE_S)
-            finally:
-                stream.close()
-            # Asked before the sweep below, which may restart the container (and end the
-            # exec session with it).
-            exit_code = self._exit_code(exec_id, killed=timed_out)
+            if not stream.pump(deadline):
+                ending.timed_out = ending.quiet = True
+                ending.restarted = self._after_timeout()
+                stream.pump(time.monotonic() + _GRACE_S)
         finally:
-            # Whatever happened above, nothing the command started may keep running.
-            if not quiet and not self._quiesce(time.monotonic() + SWEEP_S):
-                self.restart()
-                restarted = True
-        return ExecResult(
-            exit_code=exit_code,
-            stdout=out.text(),
-            stderr=err.text(),
-            duration_s=time.monotonic() - started,
-            timed_out=timed_out,
-            stdout_truncated=out.truncated,
-            stderr_truncated=err.truncated,
-            sandbox_restarted=restarted,
-        )
+            stream.close()
+        # Asked before the sweep after the command, which may restart the container (and
+        # end the exec session with it).
+        ending.exit_code = self._exit_code(exec_id, killed=ending.timed_out)
+        return ending
 
     def _exit_code(self, exec_id: str, *, killed: bool) -> int:
         api = self._svc().client.api

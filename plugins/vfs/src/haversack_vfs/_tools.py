@@ -503,9 +503,9 @@ def vfs_tools(config: VfsConfig | None = None) -> tuple[Tool[Any, Any], ...]:
         ),
         Tool[WriteFileParams, WriteFileResult](
             name="write_file",
-            # No ${tool:edit_file} here: a description has no ${if tool:x} blocks, and
-            # exclude_tools = ["edit_file"] must work; the section says how to change files.
-            description="Create a new file with exactly the given content. Refuses existing files.",
+            # The clause goes with edit_file: exclude_tools = ["edit_file"] must work.
+            description="Create a new file with exactly the given content. Refuses existing "
+            "files${if tool:edit_file}: change those with ${tool:edit_file}${endif}.",
             handler=handlers.write_file,
             annotations=_CREATE,
         ),
