@@ -209,6 +209,20 @@ AREAS: dict[str, tuple[str, str]] = {
         "and at random moments and checks the resumed run ends exactly as an uninterrupted "
         "one.)",
     ),
+    "engine-failures": (
+        "17. Podman engine failures",
+        "The Podman engine as a hostile peer (`tests/reliability/test_engine_failures.py`, "
+        "real Podman, with a proxy in front of it where this machine cannot produce the "
+        "fault): the sandbox's container removed from outside round after round, a container "
+        "whose init exits at once, an engine that holds the start request forever then "
+        "recovers, one that reports the limits dropped (as a rootless cgroup-v1 engine does), "
+        "engines that never answer over TCP and over ssh, and a network mode asked for "
+        "without `accept_network_risk`. A failure is a call that raised (an aborted "
+        "evaluation), a result without a message or without its cause, a success where the "
+        "sandbox could not be trusted, a silent engine not bounded by the call, file tools "
+        "or `close()` broken afterwards, a lost workspace, or the next command failing once "
+        "the engine answers again.",
+    ),
 }
 
 

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+
 import pytest
+
+import haversack
+from haversack.errors import PackConfigError
+from haversack_podman import SandboxConfig
 
 pytestmark = pytest.mark.podman
 
@@ -86,3 +94,45 @@ def test_commands_cannot_signal_or_trace_the_containers_own_processes(sandbox):
     assert traced.stdout == "-1 1\n-1 1\n", traced  # EPERM twice
     assert sandbox.exec("ps -o user,args").stdout.count("nobody") == 2
     assert sandbox.exec("echo alive").stdout == "alive\n"
+
+
+@pytest.mark.parametrize("network", ["host", "bridge", "slirp4netns"])
+def test_a_network_needs_the_risk_named(network, tmp_path):
+    # Without the option the mode is refused before any container exists, and the error
+    # names the risk and the option that accepts it.
+    with pytest.raises(PackConfigError, match="accept_network_risk") as info:
+        SandboxConfig(network=network, workspace_root=tmp_path)
+    assert "send the workspace" in str(info.value)
+    if network == "host":
+        assert "127.0.0.1" in str(info.value)
+    prompt_config = {"podman": {"network": network, "workspace_root": str(tmp_path)}}
+    with pytest.raises(PackConfigError, match="accept_network_risk"):
+        haversack.compose(ns="t", key="k", packs=["podman"], config=prompt_config, strict=True)
+
+
+def test_host_network_reaches_the_hosts_loopback_once_accepted(make_sandbox):
+    # The threat the option names, shown for real: a server bound to the host's 127.0.0.1
+    # answers a command in a sandbox on the host network.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        served = threading.Thread(target=_answer_once, args=(server,), daemon=True)
+        served.start()
+        sandbox = make_sandbox(network="host", accept_network_risk=True)
+        code = (
+            "import socket\n"
+            f"s = socket.create_connection(('127.0.0.1', {port}), timeout=5)\n"
+            "print(s.recv(64).decode())\n"
+        )
+        result = sandbox.exec(["python3", "-c", code], timeout_s=20)
+        served.join(timeout=10)
+    assert result.stdout == "host secret\n", result
+
+
+def _answer_once(server: socket.socket) -> None:
+    server.settimeout(30)
+    with contextlib.suppress(OSError):
+        conn, _ = server.accept()
+        with conn:
+            conn.sendall(b"host secret")

@@ -69,7 +69,18 @@ class SandboxConfig:
     )
     network: str = field(
         default="none",
-        metadata={"description": "Podman network mode; 'none' leaves only loopback."},
+        metadata={
+            "description": "Podman network mode; 'none' leaves only the container's own "
+            "loopback. Any other mode needs accept_network_risk."
+        },
+    )
+    accept_network_risk: bool = field(
+        default=False,
+        metadata={
+            "description": "Required for any network other than 'none': commands can then "
+            "reach networks (with 'host', every service on the host's 127.0.0.1, e.g. "
+            "databases, caches, a Podman API on TCP) and send the workspace anywhere."
+        },
     )
     user: str = field(
         default="",
@@ -100,8 +111,9 @@ class SandboxConfig:
     connection_url: str | None = field(
         default=None,
         metadata={
-            "description": "Podman API URL (unix:///run/podman/podman.sock); None starts a "
-            "private 'podman system service' for this process."
+            "description": "Podman API URL (unix:///run/podman/podman.sock, tcp://host:port "
+            "or ssh://user@host/run/podman/podman.sock); None starts a private 'podman "
+            "system service' for this process."
         },
     )
     default_timeout_s: float = field(
@@ -211,6 +223,17 @@ class SandboxConfig:
                 problems.append(f"{name}: {exc}")
         if self.network not in _NETNS:
             problems.append(f"network must be one of {', '.join(_NETNS)}, got {self.network!r}")
+        elif self.network != "none" and not self.accept_network_risk:
+            problems.append(
+                f"network {self.network!r} lets commands in the sandbox reach "
+                + (
+                    "every service listening on the host, its 127.0.0.1 included"
+                    if self.network == "host"
+                    else "other machines and the host's services on its other addresses"
+                )
+                + " and send the workspace's files there; set accept_network_risk = true to "
+                "accept that, or keep network = 'none'"
+            )
         uid, _, gid = self.user.partition(":")
         if not (uid.isdigit() and gid.isdigit()):
             problems.append(f"user must be numeric 'uid:gid', got {self.user!r}")

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, NoReturn, Self
 
 from ._config import SandboxConfig
 from ._errors import SandboxError
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # The service, stream, workspace and process helpers (subprocess, sockets, tempfile) are
 # imported where they are used, so registering the pack's resources stays cheap.
 
-__all__ = ["SWEEP_S", "WORKDIR", "Container"]
+__all__ = ["GONE_REASON", "SWEEP_S", "WORKDIR", "Container"]
 
 WORKDIR: Final = "/workspace"
 _CPU_PERIOD: Final = 100_000
@@ -41,6 +41,17 @@ _BASELINE_S: Final = 5.0
 #: The container's own processes (init, ``sleep infinity``) run as this user, never as the
 #: command user: a command can then neither signal nor ptrace them.
 _BASELINE_UID: Final = 65534
+#: Why a sandbox was restarted when its container had vanished (the model is told).
+GONE_REASON: Final = (
+    "its container had been removed from outside the sandbox (for example with 'podman rm "
+    "-f') and was created anew"
+)
+#: Log lines of a container that stopped by itself quoted in the error.
+_LOG_LINES: Final = 5
+
+
+class _GoneError(SandboxError):
+    """The engine no longer knows the container (removed from outside)."""
 
 
 class _State:
@@ -59,6 +70,8 @@ class _State:
         self.closed = False
         self.cgroup: ContainerCgroup | None = None
         self.paused = False  # paused through the engine (remote services)
+        # Why the container was last created anew behind the caller's back (told once).
+        self.lost: str | None = None
 
 
 def _release(state: _State, service: PodmanService | None) -> None:
@@ -90,7 +103,7 @@ def _teardown(state: _State, service: PodmanService | None) -> None:
             import subprocess
 
             from ._containers_conf import podman_env
-            from ._service import podman_binary
+            from ._service import ENGINE_CAP_S, podman_binary
 
             # At interpreter exit the private service may already be gone.
             subprocess.run(
@@ -98,6 +111,7 @@ def _teardown(state: _State, service: PodmanService | None) -> None:
                 capture_output=True,
                 env=podman_env(),
                 check=False,
+                timeout=ENGINE_CAP_S,
             )
     from ._workspace import remove_workspace
 
@@ -252,29 +266,116 @@ class Container:
             if self._state.container_id is not None and self._state.started:
                 return
             service = self._svc()
-            api = service.client.api
             if self._state.container_id is not None:
                 # An earlier start was interrupted half-way: begin again from nothing.
                 self._remove_container(self._state.container_id)
                 self._state.container_id = None
-            spec = json.dumps(self._spec())
-            response = api.post("/containers/create", data=spec)
-            if response.status_code >= 400 and "already in use" in response.text:
-                # Created by an interrupted start before its id was recorded; the name is
-                # this sandbox's own (unique per sandbox), so the container is ours to remove.
-                self._remove_container(self.name)
-                response = api.post("/containers/create", data=spec)
-            if response.status_code >= 400:
-                from ._service import ensure_image
-
-                ensure_image(service, self.config.image)
-                raise SandboxError(
-                    f"Creating sandbox container {self.name} failed: {response.text.strip()}"
-                )
-            self._state.container_id = str(response.json()["Id"])
-            self._post(f"/containers/{self._state.container_id}/start", "start")
-            self._settle()
+            try:
+                self._create_and_start(service)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _failed_start
+                self._failed_start(exc)
             self._state.started = True
+
+    def _create_and_start(self, service: PodmanService) -> None:
+        api = service.client.api
+        spec = json.dumps(self._spec())
+        response = api.post("/containers/create", data=spec)
+        if response.status_code >= 400 and "already in use" in response.text:
+            # Created by an interrupted start before its id was recorded; the name is
+            # this sandbox's own (unique per sandbox), so the container is ours to remove.
+            self._remove_container(self.name)
+            response = api.post("/containers/create", data=spec)
+        if response.status_code >= 400:
+            from ._service import ensure_image
+
+            ensure_image(service, self.config.image)
+            raise SandboxError(
+                f"Creating sandbox container {self.name} failed: {response.text.strip()}"
+            )
+        self._state.container_id = str(response.json()["Id"])
+        dropped = dropped_limits(self.config, self._inspect().get("HostConfig") or {})
+        if dropped:
+            raise SandboxError(
+                f"The Podman engine did not apply the sandbox's limits ({'; '.join(dropped)}); "
+                "a rootless engine on cgroup v1 drops them without a word. The sandbox is "
+                "refused rather than run without them: use a rootful engine, or cgroup v2 with "
+                "the memory, cpu and pids controllers delegated to the engine's user."
+            )
+        self._post(f"/containers/{self._state.container_id}/start", "start")
+        self._settle()
+
+    def _failed_start(self, exc: Exception) -> NoReturn:
+        """A (re)start failed: remove the container, so nothing of it can run and the next
+        command creates a fresh one (the workspace is a host directory and is kept), and
+        raise with the cause when the container stopped by itself."""
+        cause = self._stopped_cause()
+        self._discard()
+        if cause is None:
+            raise exc
+        raise SandboxError(
+            f"{cause}. The sandbox is not running; /workspace is kept and the next command "
+            "tries to start it again."
+        ) from exc
+
+    def _stopped_cause(self) -> str | None:
+        """Why the container stopped by itself (exit code, error, its last log lines), or
+        None when it runs or the engine cannot say."""
+        ref = self._state.container_id
+        if ref is None:
+            return None
+        api = self._svc().client.api
+        try:
+            response = api.get(f"/containers/{ref}/json")
+            state = response.json()["State"] if response.status_code < 400 else None
+        except Exception:  # noqa: BLE001 - no cause to tell
+            return None
+        # Only one that ran and ended has a cause to tell (not one still only created).
+        if not isinstance(state, dict) or state.get("Status") not in ("exited", "stopped"):
+            return None
+        error = str(state.get("Error") or "").strip()
+        cause = (
+            f"The sandbox container {self.name} (image {self.config.image}) stopped right "
+            f"after it started (exit code {state.get('ExitCode')}"
+            + (f", {error}" if error else "")
+            + ")"
+        )
+        try:
+            response = api.get(
+                f"/containers/{ref}/logs",
+                params={"stdout": True, "stderr": True, "tail": _LOG_LINES},
+            )
+            logs = _demux(response.content) if response.status_code < 400 else ""
+        except Exception:  # noqa: BLE001 - the exit code is still worth telling
+            logs = ""
+        lines = [line.strip() for line in logs.splitlines() if line.strip()][-_LOG_LINES:]
+        return cause + (f"; its output: {' | '.join(lines)}" if lines else "")
+
+    def _discard(self) -> None:
+        """Remove the container (after a failed start or restart). The id is forgotten only
+        once the engine confirms it is gone; ``started`` is cleared either way, so the next
+        quiescence or start tries again."""
+        state = self._state
+        _release(state, self._service)
+        state.started = False
+        state.cgroup = None
+        try:
+            response = self._svc().client.api.delete(
+                f"/containers/{state.container_id or self.name}",
+                params={"force": True, "timeout": 0},
+            )
+        except Exception:  # noqa: BLE001 - the id is kept: quiesced() tries again
+            return
+        if response.status_code < 400 or response.status_code == 404:
+            state.container_id = None
+
+    def _forget(self, reason: str) -> None:
+        """The engine lost the container: drop what described it, remember why."""
+        state = self._state
+        state.container_id = None
+        state.started = False
+        state.cgroup = None
+        state.paused = False
+        state.lost = reason
 
     def _remove_container(self, ref: str) -> None:
         self._svc().client.api.delete(f"/containers/{ref}", params={"force": True, "timeout": 0})
@@ -282,13 +383,14 @@ class Container:
     def _post(self, path: str, what: str, **params: Any) -> None:
         response = self._svc().client.api.post(path, params=params or None)
         if response.status_code >= 400:
-            raise SandboxError(
-                f"Could not {what} sandbox container {self.name}: {response.text.strip()}"
-            )
+            error = _GoneError if response.status_code == 404 else SandboxError
+            raise error(f"Could not {what} sandbox container {self.name}: {response.text.strip()}")
 
     def _inspect(self) -> dict[str, Any]:
         response = self._svc().client.api.get(f"/containers/{self._state.container_id}/json")
-        response.raise_for_status()
+        if response.status_code >= 400:
+            error = _GoneError if response.status_code == 404 else SandboxError
+            raise error(f"Could not inspect sandbox container {self.name}: {response.text.strip()}")
         data: dict[str, Any] = response.json()
         return data
 
@@ -302,7 +404,17 @@ class Container:
         init_pid = 0
         if self._svc().local:
             init_pid = int(self._inspect()["State"]["Pid"])
+            if init_pid <= 0:
+                raise SandboxError(f"Sandbox container {self.name} is not running.")
             state.cgroup = ContainerCgroup.locate(init_pid)
+            # A unix socket as root does not prove that the engine runs on this kernel (a
+            # socket forwarded from another host looks the same): its pid may name an
+            # unrelated local process. Only a cgroup whose path carries this container's own
+            # (random, 64-hex) id is this container's; otherwise stay in engine mode.
+            if state.cgroup is not None and not _names_container(
+                state.cgroup.path, state.container_id
+            ):
+                state.cgroup = None
         cgroup = state.cgroup
         if cgroup is not None:
             # The baseline is init and the ``sleep infinity`` it forks, both as the baseline
@@ -323,6 +435,8 @@ class Container:
             return
         count = self._top() or 0
         while count < 2 and time.monotonic() < deadline:
+            if not count and not self._inspect()["State"].get("Running"):
+                raise SandboxError(f"Sandbox container {self.name} is not running.")
             time.sleep(0.01)
             count = self._top() or 0
         self._baseline_count = count
@@ -332,12 +446,23 @@ class Container:
         """Restart the container at once (``restart -t 0``): every command process dies, the
         workspace is kept, ``/tmp`` is emptied. Recovers from an exhausted pids limit."""
         with self._lock:
-            if self._state.container_id is None:
+            if self._state.container_id is None or not self._state.started:
                 self.start()
                 return
             _release(self._state, self._service)
-            self._post(f"/containers/{self._state.container_id}/restart", "restart", t=0)
+            self._relaunch("restart", t=0)
+
+    def _relaunch(self, what: str, **params: Any) -> None:
+        """(Re)start the existing container and settle it; a vanished one is created anew, a
+        failed one is removed (the next command creates it anew) and the error raised."""
+        try:
+            self._post(f"/containers/{self._state.container_id}/{what}", what, **params)
             self._settle()
+        except _GoneError:
+            self._forget(GONE_REASON)
+            self.start()
+        except Exception as exc:  # noqa: BLE001 - re-raised by _failed_start
+            self._failed_start(exc)
 
     def close(self) -> None:
         """Remove the container and the workspace directory (idempotent)."""
@@ -370,6 +495,16 @@ class Container:
             yield
 
     def _ensure_quiet(self) -> None:
+        if not self._state.started:
+            # Its start failed or was cut short, so no command ever ran in it: removing it is
+            # the surest way to have nothing run (the next command creates it anew).
+            self._discard()
+            if self._state.container_id is not None:
+                raise SandboxError(
+                    f"Sandbox container {self.name} did not finish starting and cannot be "
+                    "removed; the Podman service does not answer as it should."
+                )
+            return
         cgroup = self._state.cgroup
         if cgroup is not None:
             if cgroup.frozen() or not cgroup.exists():
@@ -444,31 +579,84 @@ class Container:
         self, argv: list[str], deadline: float, sink: CappedBuffer | None = None
     ) -> None:
         from ._exec_stream import ExecStream
+        from ._service import engine_deadline
 
-        exec_id = self._create_exec({"Cmd": argv, "User": self.config.user, "AttachStdout": True})
-        sink = sink if sink is not None else CappedBuffer(1024)
-        stream = ExecStream(self._svc().base_url, exec_id, None, sink, sink)
+        # Its engine requests are bounded by its own deadline too (it also runs outside any
+        # call: the wipe of a rollback).
+        with engine_deadline(deadline - time.monotonic()):
+            body = {"Cmd": argv, "User": self.config.user, "AttachStdout": True}
+            exec_id = self._create_exec(body)
+            sink = sink if sink is not None else CappedBuffer(1024)
+            stream = ExecStream(self._svc().base_url, exec_id, None, sink, sink)
         try:
             stream.pump(deadline)
         finally:
             stream.close()
 
-    def _recover(self) -> None:
-        """Bring a dead or stuck container back (restart, or start a stopped one)."""
-        state = self._inspect()["State"]
-        if state.get("Running") or state.get("Paused"):
-            self.restart()
+    def _recover(self) -> str:
+        """Bring a dead, stuck or vanished container back (restart, start a stopped one,
+        create a removed one anew); returns why the sandbox was recreated behind the caller's
+        back, if it was, for the model (``""`` otherwise)."""
+        if self._state.container_id is None or not self._state.started:
+            self.start()
         else:
-            _release(self._state, self._service)
-            self._post(f"/containers/{self._state.container_id}/start", "start")
-            self._settle()
+            try:
+                state = self._inspect()["State"]
+            except _GoneError:
+                self._forget(GONE_REASON)
+                self.start()
+            else:
+                if state.get("Running") or state.get("Paused"):
+                    self.restart()
+                else:
+                    _release(self._state, self._service)
+                    self._relaunch("start")
+        lost, self._state.lost = self._state.lost, None
+        return lost or ""
 
     def _create_exec(self, body: dict[str, Any]) -> str:
         response = self._svc().client.api.post(
             f"/containers/{self._state.container_id}/exec", data=json.dumps(body)
         )
         if response.status_code >= 400:
-            raise SandboxError(
+            error = _GoneError if response.status_code == 404 else SandboxError
+            raise error(
                 f"Podman could not create the exec session in {self.name}: {response.text.strip()}"
             )
         return str(response.json()["Id"])
+
+
+def _demux(data: bytes) -> str:
+    """The text of a non-TTY log stream (8-byte frame headers: stream, size)."""
+    parts: list[bytes] = []
+    while len(data) >= 8 and data[0] in (0, 1, 2) and data[1:4] == b"\0\0\0":
+        size = int.from_bytes(data[4:8], "big")
+        parts.append(data[8 : 8 + size])
+        data = data[8 + size :]
+    parts.append(data)
+    return b"".join(parts).decode("utf-8", "replace")
+
+
+def _names_container(path: Path, container_id: str | None) -> bool:
+    """Whether the cgroup directory ``path`` is the container's: a component carries its
+    full id (``libpod-<id>``, ``libpod-<id>.scope``, or the id itself)."""
+    if not container_id or len(container_id) < 64:
+        return False
+    return any(container_id in part for part in path.parts)
+
+
+def dropped_limits(config: SandboxConfig, host_config: dict[str, Any]) -> list[str]:
+    """The limits of ``config`` that the engine did not apply, read back from the
+    ``HostConfig`` of the container's inspect data (empty when all are in force)."""
+    # Not the swap limit: an engine on a host without swap accounting drops it with a
+    # warning, and the memory limit still holds there.
+    wanted = (
+        ("memory", config.memory_bytes, host_config.get("Memory")),
+        ("CPU quota", int(config.cpus * _CPU_PERIOD), host_config.get("CpuQuota")),
+        ("pids limit", config.pids_limit, host_config.get("PidsLimit")),
+    )
+    return [
+        f"{name}: asked {asked}, the engine reports {got!r}"
+        for name, asked, got in wanted
+        if got != asked
+    ]

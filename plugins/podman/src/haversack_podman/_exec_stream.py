@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 from haversack import check_cancelled
 
 from ._errors import SandboxError, SandboxUnavailableError
+from ._service import request_timeout
 
 __all__ = ["ExecStream"]
 
@@ -36,14 +37,20 @@ class Sink(Protocol):
     def write(self, data: bytes, /) -> None: ...
 
 
-def _connect(base_url: str) -> socket.socket:
+def _connect(base_url: str, timeout: float) -> socket.socket:
     parsed = urlparse(base_url)
     if parsed.scheme in ("unix", "http+unix"):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(parsed.path)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(parsed.path)
+        except OSError:
+            sock.close()
+            raise
         return sock
     if parsed.scheme in ("tcp", "http"):
-        return socket.create_connection((parsed.hostname or "localhost", parsed.port or 80))
+        address = (parsed.hostname or "localhost", parsed.port or 80)
+        return socket.create_connection(address, timeout=timeout)
     raise SandboxUnavailableError(
         f"connection_url {base_url!r} is not supported for command execution; use a "
         "unix:// or tcp:// URL (or None for a private service)."
@@ -67,20 +74,30 @@ class ExecStream:
         self._out: dict[int, Sink] = {1: stdout, 2: stderr}
         self._pending = b""
         self.eof = False
-        try:
-            self._sock = _connect(base_url)
-        except OSError as exc:
-            raise SandboxUnavailableError(
-                f"Cannot connect to the Podman service at {base_url}: {exc}."
-            ) from exc
         body = json.dumps({"Detach": False, "Tty": False}).encode()
         request = (
             f"POST /v1.41/exec/{exec_id}/start HTTP/1.1\r\nHost: podman\r\n"
             "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
             f"Content-Length: {len(body)}\r\n\r\n"
         ).encode() + body
-        self._sock.sendall(request)
-        self._read_headers()
+        # Connecting and the engine's answer are bounded like any engine request (the call's
+        # deadline); the command's own output is then bounded by ``pump``'s deadline.
+        limit = request_timeout()
+        try:
+            self._sock = _connect(base_url, limit)
+        except OSError as exc:
+            raise SandboxUnavailableError(
+                f"Cannot connect to the Podman service at {base_url}: {exc}."
+            ) from exc
+        try:
+            self._sock.sendall(request)
+            self._read_headers()
+        except OSError as exc:
+            self._sock.close()
+            raise SandboxUnavailableError(
+                f"The Podman service at {base_url} did not start the command within "
+                f"{limit:.3g} s ({type(exc).__name__}); check that it runs and is reachable."
+            ) from exc
         self._sock.setblocking(False)
         if stdin is None:
             self._stdin_done = True

@@ -14,6 +14,12 @@ RESTART_NOTICE = (
     "be stopped otherwise: every process in it is gone (servers, background jobs), /tmp is "
     "empty and anything written outside /workspace is lost; /workspace itself was kept."
 )
+#: The same notice when the restart had another cause (``{reason}``).
+_RESTART_BECAUSE = (
+    "The sandbox container was restarted before this command ran because {reason}: every "
+    "process started by earlier commands is gone (servers, background jobs), /tmp is empty "
+    "and anything written outside /workspace is lost; /workspace itself was kept."
+)
 
 
 _MAX_LISTED = 20
@@ -47,6 +53,7 @@ class CommandResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     sandbox_restarted: bool = False
+    restart_reason: str = ""
     refused: tuple[tuple[str, str], ...] = ()
     kept: tuple[str, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
@@ -65,6 +72,7 @@ class CommandResult:
             stdout_truncated=result.stdout_truncated,
             stderr_truncated=result.stderr_truncated,
             sandbox_restarted=result.sandbox_restarted,
+            restart_reason=result.restart_reason,
             refused=result.refused,
             kept=result.kept,
             skipped=result.skipped,
@@ -106,6 +114,7 @@ class CommandResult:
         head = f"{status} in {self.duration_ms} ms, cwd {self.cwd}"
         lines = [head]
         if self.sandbox_restarted:
-            lines.append(RESTART_NOTICE)
+            reason = self.restart_reason
+            lines.append(_RESTART_BECAUSE.format(reason=reason) if reason else RESTART_NOTICE)
         lines.extend(self.workspace_notes())
         return "\n".join((*lines, _block("stdout", self.stdout), _block("stderr", self.stderr)))

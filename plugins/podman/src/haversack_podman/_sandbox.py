@@ -86,6 +86,9 @@ class ExecResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     sandbox_restarted: bool = False
+    #: Why the sandbox was restarted, when not for what the command left running (e.g. its
+    #: container had been removed from outside and was created anew).
+    restart_reason: str = ""
     #: With a user's workspace directory: the protected paths the command changed, with why
     #: (then none of its changes reached the directory), the paths someone else changed
     #: meanwhile (their version was kept), and changes never copied out, with why.
@@ -201,14 +204,16 @@ class Sandbox(Container):
             if mirror is not None:
                 mirror.sync()
             self._commands += 1
+            self._state.lost = None  # a recreation this command meets is told with its result
             try:
                 try:
                     done = self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=False)
                 except SandboxError:
                     # A dead container (or an exec podman refuses) makes exec fail before the
                     # command runs: reset the container once and retry.
-                    self._recover()
+                    reason = self._recover()
                     done = self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=True)
+                    done = dataclasses.replace(done, restart_reason=reason)
             except BaseException:
                 if mirror is not None:
                     # No result, so nothing is written back: the copy returns to the user's.

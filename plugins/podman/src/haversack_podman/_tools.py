@@ -42,6 +42,9 @@ _MAX_ENV: Final = 100
 #: The tools' names, in prompt order.
 TOOL_NAMES: Final = ("shell_execute", "evaluate_python")
 
+#: How far past its timeout a call's engine requests may run: starting the container before
+#: the command and the clean-up after it (the call returns within about timeout + 2 s).
+_ENGINE_GRACE_S: Final = 2.0
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RUN: Final = ToolAnnotations(destructive=True, idempotent=False, open_world=False)
 
@@ -211,9 +214,12 @@ class _SandboxTools:
         stdin = _check_stdin(params.stdin)
         timeout = _check_timeout(params.timeout, self.config)
         sandbox = context.resources.get(Sandbox)
-        with sandbox.quiesced():  # a host-side path check: nothing may swap the path meanwhile
-            rel = _check_cwd(sandbox, params.cwd)
-        done = sandbox.exec(command, cwd=rel, env=env, stdin=stdin, timeout_s=timeout)
+        from ._service import engine_deadline  # loaded with the sandbox's first command
+
+        with engine_deadline(timeout + _ENGINE_GRACE_S):
+            with sandbox.quiesced():  # a host-side check: nothing may swap the path meanwhile
+                rel = _check_cwd(sandbox, params.cwd)
+            done = sandbox.exec(command, cwd=rel, env=env, stdin=stdin, timeout_s=timeout)
         cwd = f"{WORKDIR}/{rel}" if rel else WORKDIR
         over = _over_budget(context)
         return _outcome(CommandResult.of(command, cwd, done), timeout, "The command", over)
@@ -226,7 +232,10 @@ class _SandboxTools:
         _check_stdin(code)
         timeout = _check_timeout(params.timeout, self.config)
         sandbox = context.resources.get(Sandbox)
-        done = sandbox.exec(["python3", "-B", "-"], stdin=code, timeout_s=timeout)
+        from ._service import engine_deadline
+
+        with engine_deadline(timeout + _ENGINE_GRACE_S):
+            done = sandbox.exec(["python3", "-B", "-"], stdin=code, timeout_s=timeout)
         result = CommandResult.of("python3 -B -", WORKDIR, done)
         over = _over_budget(context)
         if over is not None:
