@@ -120,3 +120,18 @@ def test_other_providers_see_a_short_placeholder():
 def test_malformed_content_is_refused_when_made(make, says):
     with pytest.raises(HaversackError, match=says):
         make()
+
+
+def test_a_flood_of_empty_blocks_is_bounded_too():
+    """Each block counts BLOCK_OVERHEAD bytes besides its own: 200,000 empty images (no
+    bytes at all) still make a message within the cap, ending in the note."""
+    import json
+
+    from haversack.adapters import mcp as mcp_format
+
+    flood = [Image(b"", "image/png")] * 200_000
+    out = mcp_format.call_result(ToolResult.ok(flood, message=""))
+    kept = MAX_CONTENT_BYTES // mcp_format.BLOCK_OVERHEAD
+    assert len(out["content"]) == kept + 1
+    assert out["content"][-1]["text"].startswith(f"[{200_000 - kept} more content blocks")
+    assert len(json.dumps(out)) <= MAX_CONTENT_BYTES
