@@ -27,6 +27,12 @@ if TYPE_CHECKING:
     from ._bindings import ResourceRegistry as ResourceRegistry
     from ._bindings import ResourceResolver as ResourceResolver
     from ._bindings import Scope as Scope
+    from ._content import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES
+    from ._content import Audio as Audio
+    from ._content import Content as Content
+    from ._content import EmbeddedResource as EmbeddedResource
+    from ._content import Image as Image
+    from ._content import Text as Text
     from ._context import ToolContext as ToolContext
     from ._deadline import Deadline as Deadline
     from ._events import CallOutcome as CallOutcome
@@ -100,6 +106,12 @@ if TYPE_CHECKING:
 #: Public name -> the private module that defines it.
 _EXPORTS: dict[str, str] = {
     "Append": "._session",
+    "Audio": "._content",
+    "Content": "._content",
+    "EmbeddedResource": "._content",
+    "Image": "._content",
+    "MAX_CONTENT_BYTES": "._content",
+    "Text": "._content",
     "Approval": "._approval",
     "ApprovalError": ".errors",
     "CheckpointError": ".errors",

@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from haversack import serde
+from haversack._content import (
+    MAX_CONTENT_BYTES,
+    Audio,
+    Content,
+    EmbeddedResource,
+    Image,
+    Text,
+    content_blocks,
+)
 
 from ._common import tool_definition
 
@@ -14,8 +23,10 @@ if TYPE_CHECKING:
     from haversack._tool import Tool, ToolAnnotations
 
 __all__ = [
+    "BLOCK_OVERHEAD",
     "annotation_hints",
     "call_result",
+    "media_blocks",
     "output_schema",
     "structured_content",
     "title",
@@ -52,8 +63,8 @@ def title(item: Tool[Any, Any]) -> str:
 def output_schema(item: Tool[Any, Any]) -> dict[str, Any] | None:
     """The MCP ``outputSchema`` of ``item``: its result dataclass's schema, a sequence of
     them wrapped as ``{"items": [...]}`` (MCP wants an object), ``None`` for no result."""
-    if item.result_type is None:
-        return None
+    if item.result_type is None or issubclass(item.result_type, Content):
+        return None  # media go as content blocks, not as structured JSON
     schema = serde.schema(item.result_type)
     if not item.result_is_sequence:
         return schema
@@ -68,7 +79,7 @@ def output_schema(item: Tool[Any, Any]) -> dict[str, Any] | None:
 def structured_content(item: Tool[Any, Any], result: ToolResult[Any]) -> dict[str, Any] | None:
     """The ``structuredContent`` matching :func:`output_schema`, or ``None`` when the tool
     declares no result type, the call failed, or it returned no value."""
-    if item.result_type is None or not result.success or result.value is None:
+    if output_schema(item) is None or not result.success or result.value is None:
         return None
     dumped = serde.dump(result.value)
     return {"items": dumped} if item.result_is_sequence else dumped
@@ -97,15 +108,70 @@ def tools(rendered: RenderedPrompt) -> list[dict[str, Any]]:
 
 
 def call_result(result: ToolResult[Any], item: Tool[Any, Any] | None = None) -> dict[str, Any]:
-    """An MCP ``CallToolResult``: the rendered text, ``isError`` on failure (a tool failure is
-    a result the model sees, not a protocol error), and with ``item`` given, the value as
+    """An MCP ``CallToolResult``: the rendered text (or, for a value of
+    :class:`~haversack.Content` blocks, the message then one MCP block each, see
+    :func:`media_blocks`), ``isError`` on failure (a tool failure is a result the model
+    sees, not a protocol error), and with ``item`` given, the value as
     ``structuredContent`` (see :func:`structured_content`)."""
-    out: dict[str, Any] = {
-        "content": [{"type": "text", "text": result.render()}],
-        "isError": not result.success,
-    }
+    blocks = None if result.exclude_value_from_context else content_blocks(result.value)
+    content: list[dict[str, Any]]
+    if blocks is None:
+        content = [{"type": "text", "text": result.render()}]
+    else:
+        content = [{"type": "text", "text": result.message}] if result.message else []
+        content += media_blocks(blocks)
+    out: dict[str, Any] = {"content": content, "isError": not result.success}
     if item is not None:
         structured = structured_content(item, result)
         if structured is not None:
             out["structuredContent"] = structured
+    return out
+
+
+BLOCK_OVERHEAD = 100
+"""What each content block counts against the cap besides its bytes."""
+
+
+def media_blocks(blocks: tuple[Content, ...]) -> list[dict[str, Any]]:
+    """MCP content blocks for ``blocks``, binary data base64-encoded. Once the blocks hold
+    more than :data:`~haversack.MAX_CONTENT_BYTES` together (each counts its bytes plus
+    ``BLOCK_OVERHEAD``, so a flood of empty blocks is bounded too), the rest are replaced by
+    one text block saying how many were left out."""
+    import base64
+
+    out: list[dict[str, Any]] = []
+    total = 0
+    for index, block in enumerate(blocks):
+        total += block.size() + BLOCK_OVERHEAD
+        if total > MAX_CONTENT_BYTES:
+            out.append(
+                {
+                    "type": "text",
+                    "text": f"[{len(blocks) - index} more content blocks left out: a "
+                    f"result's media may hold at most {MAX_CONTENT_BYTES} bytes]",
+                }
+            )
+            break
+        if isinstance(block, Text):
+            out.append({"type": "text", "text": block.text})
+        elif isinstance(block, Image | Audio):
+            out.append(
+                {
+                    "type": "image" if isinstance(block, Image) else "audio",
+                    "data": base64.b64encode(block.data).decode("ascii"),
+                    "mimeType": block.mime_type,
+                }
+            )
+        elif isinstance(block, EmbeddedResource):
+            resource: dict[str, Any] = {"uri": block.uri}
+            if block.mime_type is not None:
+                resource["mimeType"] = block.mime_type
+            if block.text is not None:
+                resource["text"] = block.text
+            else:
+                resource["blob"] = base64.b64encode(block.blob or b"").decode("ascii")
+            out.append({"type": "resource", "resource": resource})
+        else:
+            # A Content subclass of the handler's own: its text is all it has.
+            out.append({"type": "text", "text": block.render()})
     return out

@@ -6,11 +6,16 @@ import argparse
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from haversack._policy import ToolPolicy
     from haversack._prompt import Prompt
 
 __all__ = [
     "NS",
+    "add_ask",
     "add_common",
+    "approval_policies",
     "compose_from",
     "require_resources",
     "selection_kwargs",
@@ -79,8 +84,13 @@ def selection_kwargs(args: argparse.Namespace) -> SelectionKwargs:
     }
 
 
-def compose_from(args: argparse.Namespace, *, import_budget: float | None = None) -> Prompt:
-    """Compose the prompt the common options describe.
+def compose_from(
+    args: argparse.Namespace,
+    *,
+    import_budget: float | None = None,
+    policies: Sequence[ToolPolicy] = (),
+) -> Prompt:
+    """Compose the prompt the common options describe, governed by ``policies`` too.
 
     ``import_budget`` (seconds) is for listing commands: a pack whose import has not
     returned by then is left out (or, if named, an error) instead of waited for.
@@ -88,8 +98,40 @@ def compose_from(args: argparse.Namespace, *, import_budget: float | None = None
     from haversack._packs import compose
 
     return compose(
-        ns=NS, key=KEY, strict=args.strict, import_budget=import_budget, **selection_kwargs(args)
+        ns=NS,
+        key=KEY,
+        strict=args.strict,
+        import_budget=import_budget,
+        policies=policies,
+        **selection_kwargs(args),
     )
+
+
+def add_ask(parser: argparse.ArgumentParser) -> None:
+    """``--ask GLOB`` (repeatable) and ``--ask-writes``: which tools need a person's approval."""
+    parser.add_argument(
+        "--ask",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="ask before running tools whose name matches (repeatable)",
+    )
+    parser.add_argument(
+        "--ask-writes", action="store_true", help="ask before running any tool not read-only"
+    )
+
+
+def approval_policies(args: argparse.Namespace) -> list[ToolPolicy]:
+    """The :class:`~haversack.ApprovalPolicy` ``--ask``/``--ask-writes`` ask for, if any.
+
+    A pattern that matches no tool is refused when the prompt is rendered (the policy
+    declares its patterns), so a typo never leaves a tool unguarded.
+    """
+    if not (args.ask or args.ask_writes):
+        return []
+    from haversack._approval import ApprovalPolicy
+
+    return [ApprovalPolicy(args.ask, not_read_only=args.ask_writes)]
 
 
 def require_resources(prompt: Prompt) -> None:

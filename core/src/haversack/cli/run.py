@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from haversack.cli._common import KEY, NS, selection_kwargs
+from haversack.cli._common import KEY, NS, add_ask, approval_policies, selection_kwargs
 from haversack.cli._terminal import printable
 
 if TYPE_CHECKING:
@@ -71,16 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"stop the run after this long, model requests and tool calls included "
         f"(default {DEFAULT_TIMEOUT_S:g}; 0 for no limit); exit status {EXIT_TIMEOUT}",
     )
-    parser.add_argument(
-        "--ask",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="ask before running tools whose name matches (repeatable)",
-    )
-    parser.add_argument(
-        "--ask-writes", action="store_true", help="ask before running any tool not read-only"
-    )
+    add_ask(parser)
     parser.add_argument(
         "--yes", action="store_true", help="approve every call that asks, without prompting"
     )
@@ -109,7 +100,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when the model finished, 1 when the turn cap or its token limit stopped it,
     3 when the provider failed, 4 when ``--timeout`` passed."""
-    from haversack._approval import ApprovalPolicy
     from haversack._deadline import Deadline
     from haversack._packs import compose
     from haversack.agent import Agent, StopReason, load_checkpoint
@@ -121,8 +111,7 @@ def run(args: argparse.Namespace) -> int:
         )
     # Read and validated whole before anything else happens: a bad checkpoint changes nothing.
     resume = load_checkpoint(args.resume) if args.resume is not None else None
-    asks = args.ask or args.ask_writes
-    policies = [ApprovalPolicy(args.ask, not_read_only=args.ask_writes)] if asks else []
+    policies = approval_policies(args)
     rendered = compose(
         ns=NS, key=KEY, strict=args.strict, policies=policies, **selection_kwargs(args)
     ).render()

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from haversack.cli._common import compose_from, require_resources
+from haversack.cli._common import add_ask, approval_policies, compose_from, require_resources
+
+if TYPE_CHECKING:
+    from haversack._prompt import Prompt
 
 HELP = "serve the installed packs' tools over MCP (stdio or HTTP); needs haversack[mcp]"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--name``, ``--transport``, the HTTP options (host, port, token, origins), and how
-    often to report progress and how long to wait for an approval."""
+    """``--name``, ``--transport``, the HTTP options (host, port, token, origins), which
+    tools need approval (``--ask``, ``--ask-writes``), how often to report progress and how
+    long to wait for an approval."""
     parser.add_argument("--name", default="haversack", help="server name shown to MCP clients")
     parser.add_argument(
         "--transport",
@@ -64,6 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="close an MCP session (and its resources) idle this long (1800)",
     )
+    # Asked of the client's user over MCP elicitation; a client that cannot ask gets the
+    # call refused.
+    add_ask(parser)
     parser.add_argument(
         "--progress-interval",
         type=float,
@@ -98,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         progress_interval_s=args.progress_interval, approval_timeout_s=args.approval_timeout
     )
     if args.transport == "stdio":
-        prompt = compose_from(args)
+        prompt = _compose(args)
         # A resource that cannot open is reported now, in one line, not to the first client.
         require_resources(prompt)
         anyio.run(_until_signalled, lambda: serve_stdio(prompt, name=args.name, options=options))
@@ -116,11 +124,19 @@ def run(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         session_idle_timeout_s=args.session_idle_timeout,
     )
-    prompt = compose_from(args)
+    prompt = _compose(args)
     require_resources(prompt)
     # uvicorn turns SIGINT/SIGTERM into a graceful shutdown that closes every session.
     anyio.run(lambda: serve_http(prompt, settings, name=args.name, options=options))
     return 0
+
+
+def _compose(args: argparse.Namespace) -> Prompt:
+    """The prompt to serve, rendered once now: a bad ``--ask`` pattern (one matching no
+    tool) or any other composition error stops the server before a client connects."""
+    prompt = compose_from(args, policies=approval_policies(args))
+    prompt.render()
+    return prompt
 
 
 async def _until_signalled(serve: Callable[[], Awaitable[None]]) -> None:
