@@ -126,3 +126,26 @@ def test_a_changed_server_is_not_taken_over(tmp_path):
     finally:
         same.close()
     assert not _alive(listed)
+
+
+def test_a_server_that_changed_its_tools_is_listed_again_before_a_call(tmp_path):
+    # The listing is kept for the process (later sessions of serve compose from it): a
+    # server started after it is listed again, and a tool it changed is not called.
+    import json
+
+    from haversack import Session, ToolExecutor
+    from haversack_mcp._connection import _close_parked
+
+    command = hostile(tmp_path, tools=[PLAIN, {**PLAIN, "name": "gone"}])
+    rendered = compose(
+        ns="t", key="k", packs=["mcp"], config={"mcp": {"servers": {"s": {"command": command}}}}
+    ).render()
+    _close_parked()  # as when the first session has ended: the next one starts the server
+    strict = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+    Path(command[-1]).write_text(json.dumps({"tools": [{**PLAIN, "inputSchema": strict}]}))
+    with ToolExecutor(rendered, session=Session()) as executor:
+        for tool in ("s_ok", "s_gone"):
+            outcome = executor.execute(tool, {})
+            assert not outcome.success
+            assert "changed its tool" in outcome.message
+            assert "start Haversack again" in outcome.message

@@ -126,6 +126,16 @@ async def _list_tools(client: Any) -> Listing:
     return Listing(client.instructions or "", tools)
 
 
+def _changed(listed: Listing, fresh: Listing) -> frozenset[str]:
+    """Names of ``listed``'s tools that ``fresh`` lacks or describes with another schema."""
+    now = {tool.name: tool.input_schema for tool in fresh.tools}
+    return frozenset(
+        tool.name
+        for tool in listed.tools
+        if tool.name not in now or now[tool.name] != tool.input_schema
+    )
+
+
 def where(name: str, server: McpServer) -> str:
     """How messages name a server: ``'time' (mcp-server-time --local-timezone UTC)``."""
     spec = " ".join(server.command) if server.command else server.url
@@ -252,7 +262,17 @@ class _Home:
     that loop only.
     """
 
-    __slots__ = ("client", "loop", "ready", "stop_requested", "stopped", "task", "thread", "wake")
+    __slots__ = (
+        "changed",
+        "client",
+        "loop",
+        "ready",
+        "stop_requested",
+        "stopped",
+        "task",
+        "thread",
+        "wake",
+    )
 
     def __init__(self, loop: asyncio.AbstractEventLoop, thread: threading.Thread | None) -> None:
         self.loop = loop
@@ -264,6 +284,8 @@ class _Home:
         self.stop_requested = False
         self.task: asyncio.Task[None] | None = None
         self.wake: asyncio.Event | None = None
+        # Tools whose definition the server changed since the listing the prompt was made of.
+        self.changed: frozenset[str] = frozenset()
 
     def request_stop(self) -> None:
         """Ask the owning task to leave the client's context (on ``loop``'s thread only)."""
@@ -371,6 +393,13 @@ class ServerConnection:
         ended_by_loop = False
         try:
             async with open_client(self.server) as client:
+                with _LISTED_LOCK:
+                    listed = _LISTED.get(_key(self.name, self.server))
+                if listed is not None:
+                    # The prompt's tools come from a listing kept for the process: a server
+                    # started since is listed again, so a tool it changed is not called
+                    # with arguments checked against its old schema.
+                    home.changed = _changed(listed, await _list_tools(client))
                 home.client = client
                 home.wake = asyncio.Event()
                 home.ready.set_result(client)
@@ -542,6 +571,13 @@ class ServerConnection:
             client = home.client  # the fast path: this loop's own open session
         else:
             home, client = await self._client(loop)
+        if tool in home.changed:
+            raise McpServerError(
+                f"{where(self.name, self.server)} changed its tool {tool!r} since its tools "
+                "were listed (its input schema differs, or it is gone), so it was not called; "
+                "start Haversack again (or open a new session of serve) to use the server's "
+                "tools as they are now."
+            )
         try:
             if home.loop is loop:
                 return await self._request(client, tool, arguments)
