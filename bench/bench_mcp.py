@@ -1,6 +1,7 @@
 """MCP both ways: ``haversack serve`` start-up to the first ``tools/list`` against a one-tool
-server built with the MCP SDK, and the per-call cost of a tool bridged by the haversack-mcp
-pack against calling the same server directly with the SDK client."""
+server built with the MCP SDK, the per-call cost of a tool bridged by the haversack-mcp
+pack against calling the same server directly with the SDK client, and a whole
+``haversack call`` of mcp-server-time against a direct SDK client doing the same."""
 
 from __future__ import annotations
 
@@ -268,11 +269,105 @@ def _per_call(quick: bool, workdir: Path) -> list[Result]:
     ]
 
 
+#: mcp-server-time, counting its starts (a line per start in $COUNT_FILE).
+COUNTED_TIME_SERVER = textwrap.dedent(
+    """
+    import os, sys
+    with open(os.environ["COUNT_FILE"], "a") as fh:
+        fh.write("start\\n")
+    from mcp_server_time import main
+    sys.argv = ["mcp-server-time", "--local-timezone", "UTC"]
+    main()
+    """
+)
+
+SDK_TIME_CLIENT = textwrap.dedent(
+    """
+    import asyncio, sys
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import get_default_environment
+
+    async def main():
+        server, count = sys.argv[1], sys.argv[2]
+        env = {**get_default_environment(), "COUNT_FILE": count}
+        params = StdioServerParameters(command=sys.executable, args=[server], env=env)
+        async with Client(params) as client:
+            await client.list_tools()
+            result = await client.call_tool("get_current_time", {"timezone": "UTC"})
+            assert not result.is_error
+            print(result.content[0].text)
+
+    asyncio.run(main())
+    """
+)
+
+
+def _cli_call(quick: bool, workdir: Path) -> list[Result]:
+    """``haversack call`` of mcp-server-time, whole process, against an SDK client script
+    that starts the same server and does initialize, tools/list and tools/call."""
+    repeats = 5 if quick else 15
+    python = interpreter()
+    server = workdir / "time_server.py"
+    server.write_text(COUNTED_TIME_SERVER)
+    client = workdir / "sdk_time_client.py"
+    client.write_text(SDK_TIME_CLIENT)
+    count = workdir / "starts"
+    config = workdir / "haversack.toml"
+    config.write_text(
+        "[packs.mcp.servers.time]\n"
+        f"command = {json.dumps([python, str(server)])}\n"
+        f"env = {{ COUNT_FILE = {json.dumps(str(count))} }}\n"
+    )
+    call = ["time_get_current_time", '{"timezone": "UTC"}']
+    argvs = (
+        [python, str(client), str(server), str(count)],
+        [python, "-m", "haversack", "call", "-p", "mcp", "--config", str(config), *call],
+    )
+    env = _env()
+
+    def once(argv: list[str]) -> int:
+        """Run ``argv``; how many times it started the server."""
+        count.unlink(missing_ok=True)
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env, cwd=workdir)
+        return len(count.read_text().split())
+
+    for argv in argvs:  # warm-up: bytecode caches, page cache
+        once(argv)
+    times: tuple[list[float], list[float]] = ([], [])
+    starts: tuple[set[int], set[int]] = (set(), set())
+    for index in range(repeats):  # interleaved, alternating which goes first
+        order = list(zip(argvs, times, starts, strict=True))
+        for argv, into, seen in order if index % 2 else order[::-1]:
+            begin = time.perf_counter()
+            seen.add(once(argv))
+            into.append(time.perf_counter() - begin)
+    sdk_sample, ours = Sample(tuple(times[0])), Sample(tuple(times[1]))
+    return [
+        result(
+            SUITE,
+            "one call, whole process: SDK client",
+            sdk_sample,
+            notes="the floor: python, mcp import, start mcp-server-time, initialize, "
+            "tools/list, tools/call",
+        ),
+        result(
+            SUITE,
+            "one call, whole process: haversack call -p mcp",
+            ours,
+            floor=("SDK client, whole process", sdk_sample),
+            max_ratio=1.3,
+            notes="the CLI: pack discovery, composing (the server started to list its "
+            "tools), the call on that same session; server starts per run: "
+            f"{'/'.join(str(n) for n in sorted(starts[1]))}",
+        ),
+    ]
+
+
 def run(quick: bool) -> list[Result]:
-    """Both figures; each starts its own server processes."""
+    """The figures; each starts its own server processes."""
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        return _startup(quick, workdir) + _per_call(quick, workdir)
+        return _startup(quick, workdir) + _per_call(quick, workdir) + _cli_call(quick, workdir)
 
 
 if __name__ == "__main__":

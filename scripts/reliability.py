@@ -165,21 +165,24 @@ AREAS: dict[str, tuple[str, str]] = {
         "52, clear screen, conceal, C1 CSI, bidi override) and approval arguments with 300 "
         "harmless characters first, printed by `haversack run`; slowloris headers and bodies "
         "against `haversack serve` over HTTP (raw sockets), a real client served after, and "
-        "sessions opened past `--max-sessions`. External MCP servers "
+        "sessions opened past `--max-sessions` (idle ones never closed, then all busy). "
+        "External MCP servers "
         "(`tests/reliability/test_hostile_mcp_servers.py`, a server on the real SDK, "
         "`tests/mcp/hostile_server.py`, beside a well-behaved one): input schemas whose "
         "`$ref`s inline exponentially (40 definitions each referring to the next twice), "
         "branching recursive and over-deep schemas, empty, 5,000-character, bidi, zero-width "
         "and path-like tool names and a clashing one, backtracking patterns and pattern "
         "properties given megabyte arguments, 20,000 tools, a 24 MiB result, a 5 KB "
-        "description with terminal escapes, and a double-forked `setsid` daemon. A failure "
+        "description with terminal escapes, a double-forked `setsid` daemon, and six sessions "
+        "that never close against `max_live_sessions = 2`. A failure "
         "is a run that hangs past the deadline (a 90 s hang bound, not a timing), an error "
         "other than `DeadlineExceededError`/`ProviderError`, a raw control character on the "
         "terminal, an approval prompt that cut the arguments, a slow connection kept; a "
         "compose that raised or lost the other tools or server, a hostile tool kept, a report "
         "that does not name the server or is not brief, a call that raised or was accepted "
-        "against its schema, a result not cut, or a daemon alive after the listing or after "
-        "the executor closed.",
+        "against its schema, a result not cut, a daemon alive after the executor closed, "
+        "more than max_live_sessions sessions' servers running, or a session whose call "
+        "failed after its servers were stopped to make room.",
     ),
     "tool-identity": (
         "15. Tool identity across composition",

@@ -4,7 +4,9 @@ Run as ``python hostile_server.py PLAN.json``. The plan (JSON) says how to misbe
 ``tools`` (a list of raw tool objects: name, description, inputSchema, as sent), ``many``
 (that many more plain tools), ``result_chars`` (every call answers this much text), and
 ``daemon`` (a path: at start, double-fork a ``setsid`` daemon that writes its pid there and
-sleeps forever), ``start_delay`` (seconds to sleep before serving), ``linger`` (seconds
+sleeps forever), ``starts`` (a path: a line is appended to it at each start, to count
+them), ``calling`` (a path, created when a call starts), ``call_delay`` (seconds each
+call takes), ``start_delay`` (seconds to sleep before serving), ``linger`` (seconds
 to sleep after its input ends, before it exits: a server slow to stop) and ``ended`` (a
 path, created when its input ends).
 """
@@ -38,6 +40,9 @@ def _daemonize(pidfile: str) -> None:
 def main() -> None:
     with open(sys.argv[1]) as fh:
         plan = json.load(fh)
+    if plan.get("starts"):
+        with open(plan["starts"], "a") as fh:
+            fh.write(f"{os.getpid()}\n")
     if plan.get("daemon"):
         _daemonize(plan["daemon"])
 
@@ -58,6 +63,9 @@ def main() -> None:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx, params):
+        if plan.get("calling"):
+            open(plan["calling"], "w").close()
+        await anyio.sleep(float(plan.get("call_delay", 0)))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
     server = Server("hostile", on_list_tools=list_tools, on_call_tool=call_tool)

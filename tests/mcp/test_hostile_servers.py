@@ -192,14 +192,13 @@ def test_a_setsid_daemon_of_a_server_dies_with_it(tmp_path):
     rendered = _compose(
         {"bad": {"command": hostile(tmp_path, tools=[PLAIN], daemon=str(pidfile))}}
     ).render()
-    # Listing the tools started the server, and its daemon, and stopped both.
-    listed = _daemon_pid(pidfile)
-    assert not _alive(listed)
-    pidfile.unlink()
+    # Listing the tools started the server, and its daemon; the executor takes them over.
+    called = _daemon_pid(pidfile)
+    assert _alive(called)
     executor = ToolExecutor(rendered, session=Session())
     try:
         assert executor.execute("bad_ok", {}).success
-        called = _daemon_pid(pidfile)
+        assert _daemon_pid(pidfile) == called
         assert _alive(called)
         # It left the server's session and process group for one of its own.
         assert os.getsid(called) == os.getpgid(called) != called

@@ -111,13 +111,13 @@ def test_servers_start_lazily_stop_on_close_and_restart_after_a_crash():
     rendered = _compose(
         {"time": {"command": TIME, "env": {"HAVERSACK_TEST_TOKEN": token}}}
     ).render()
-    # Listing the tools at compose time started the server and stopped it again.
-    assert _processes_with(token, supervisors=True) == []
+    # Listing the tools at compose time started the server; the first executor takes it.
+    [listed] = _processes_with(token)
     executor = ToolExecutor(rendered, session=Session())
     try:
-        assert _processes_with(token) == []  # not started until a call needs it
         assert executor.execute("time_get_current_time", {"timezone": "UTC"}).success
         [pid] = _processes_with(token)
+        assert pid == listed  # not started a second time
 
         os.kill(pid, 9)  # the server crashes
         crashed = executor.execute("time_get_current_time", {"timezone": "UTC"})
@@ -130,6 +130,12 @@ def test_servers_start_lazily_stop_on_close_and_restart_after_a_crash():
     finally:
         executor.close()
     assert _processes_with(token, supervisors=True) == []  # no orphan
+    # A later executor (a second session of serve) starts its own, on its first call.
+    with ToolExecutor(rendered, session=Session()) as later:
+        assert _processes_with(token) == []
+        assert later.execute("time_get_current_time", {"timezone": "UTC"}).success
+        assert len(_processes_with(token)) == 1
+    assert _processes_with(token, supervisors=True) == []
 
 
 def test_a_writing_tool_is_not_read_only_and_its_effects_stay(tmp_path):
@@ -241,7 +247,12 @@ def test_bridged_tools_served_again_over_mcp(tmp_path):
     )
 
     async def scenario():
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+        # errlog given: its default is the sys.stderr of whenever mcp.client.stdio was first
+        # imported, which may be an earlier test's capture, closed since.
+        async with (
+            stdio_client(params, errlog=sys.stderr) as (read, write),
+            ClientSession(read, write) as client,
+        ):
             await client.initialize()
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert tools["time_get_current_time"].annotations.read_only_hint is True
@@ -284,9 +295,19 @@ def _threads_of(name: str) -> list[str]:
 
 
 def _timed_compose(token: str, **extra):
-    return _compose(
+    rendered = _compose(
         {"time": {"command": TIME, "env": {"HAVERSACK_TEST_TOKEN": token}, **extra}}
     ).render()
+    _no_listing_session()
+    return rendered
+
+
+def _no_listing_session() -> None:
+    """Stop the session composing started to list the tools, which the first executor would
+    take over (on a thread of its own): these tests are about sessions the calls start."""
+    from haversack_mcp._connection import _close_parked
+
+    _close_parked()
 
 
 def test_execute_keeps_one_server_on_a_thread_of_its_own():
@@ -466,6 +487,7 @@ def test_the_loops_end_still_waits_for_the_server(tmp_path, when):
     command = [sys.executable, str(HOSTILE), str(plan)]
     rendered = _compose({"slow": {"command": command, "env": {"HAVERSACK_TEST_TOKEN": token}}})
     rendered = rendered.render()
+    _no_listing_session()
     # From now on the server lingers after its input ends (or before it answers at start)
     # until the stop's escalation kills it.
     slow = {"start_delay": 60} if when == "while it starts" else {"linger": 60}

@@ -189,14 +189,15 @@ def test_hostile_mcp_server_daemons_die_with_the_executor(figure, tmp_path) -> N
         },
         strict=True,
     ).render()
-    for phase in ("after listing", "after the executor closed"):
-        if phase != "after listing":
-            with ToolExecutor(rendered, session=Session()) as executor:
-                fig.check(executor.execute("d_kept", {}).success, "the call failed")
-        for _ in range(500):
-            if pidfile.exists():
-                break
-            time.sleep(0.02)
+    # The first executor takes over the server started to list the tools (and its daemon);
+    # the second starts its own.
+    for phase in ("the listing's, after the executor closed", "a second's, after it closed"):
+        with ToolExecutor(rendered, session=Session()) as executor:
+            fig.check(executor.execute("d_kept", {}).success, "the call failed")
+            for _ in range(500):
+                if pidfile.exists():
+                    break
+                time.sleep(0.02)
         fig.case()
         if not fig.check(pidfile.exists(), f"{phase}: the daemon never started"):
             continue
@@ -206,4 +207,29 @@ def test_hostile_mcp_server_daemons_die_with_the_executor(figure, tmp_path) -> N
         fig.check(not alive, f"{phase}: daemon {pid} still running")
         if alive:
             os.kill(pid, 9)
+    fig.assert_clean()
+
+
+def test_sessions_that_never_close_keep_only_max_live_sessions_servers(figure, tmp_path) -> None:
+    fig = figure(AREA, "MCP servers: sessions that never close (max_live_sessions)")
+    starts = tmp_path / "starts"
+    command = _plan(tmp_path, tools=KEPT[:1], starts=str(starts))
+    config = {"mcp": {"servers": {"s": {"command": command}}, "max_live_sessions": 2}}
+    rendered = compose(ns="t", key="k", packs=["mcp"], config=config, strict=True).render()
+    executors = [ToolExecutor(rendered, session=Session()) for _ in range(6)]
+    try:
+        for round_ in ("first calls", "calls again after eviction"):
+            for executor in executors:
+                fig.case()
+                outcome = executor.execute("s_kept", {})
+                fig.check(outcome.success, f"{round_}: {outcome.message}")
+                pids = [int(line) for line in starts.read_text().split()]
+                running = [pid for pid in pids if _alive(pid)]
+                fig.check(len(running) <= 2, f"{round_}: {len(running)} servers running")
+    finally:
+        for executor in executors:
+            executor.close()
+    fig.case()
+    pids = [int(line) for line in starts.read_text().split()]
+    fig.check(not any(_alive(pid) for pid in pids), "a server outlived its executor")
     fig.assert_clean()

@@ -455,22 +455,81 @@ def test_slow_http_clients_are_dropped(
     fig.assert_clean()
 
 
-def test_sessions_past_the_limit_are_refused_naming_it(
+def _post(host: str, port: int, body: bytes, session: bytes = b"") -> bytes:
+    """One POST to /mcp on a connection of its own; the whole answer."""
+    extra = b"mcp-session-id: %s\r\nmcp-protocol-version: 2025-11-25\r\n" % session
+    with socket.create_connection((host, port)) as client:
+        client.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            b"accept: application/json, text/event-stream\r\nconnection: close\r\n"
+            + (extra if session else b"")
+            + b"content-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        return _reply(client)
+
+
+def _session_id(answer: bytes) -> bytes:
+    for line in answer.split(b"\r\n\r\n")[0].split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"mcp-session-id":
+            return value.strip()
+    return b""
+
+
+def _open_stream(host: str, port: int, session: bytes) -> socket.socket:
+    """A GET stream held open on ``session`` (the session is busy while it is)."""
+    stream = socket.create_connection((host, port))
+    stream.sendall(
+        b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\naccept: text/event-stream\r\n"
+        b"mcp-session-id: %s\r\nmcp-protocol-version: 2025-11-25\r\n\r\n" % session
+    )
+    stream.settimeout(HANG_S)
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = stream.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    if not head.startswith(b"HTTP/1.1 200"):
+        stream.close()
+        raise AssertionError(f"the stream was not opened: {head[:300]!r}")
+    return stream
+
+
+PING = b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}'
+INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+
+
+def test_sessions_past_the_limit_evict_the_idlest_or_are_refused_naming_it(
     http_server: tuple[str, int], figure: Callable[[str, str], Figure]
 ) -> None:
     fig = figure(AREA, "haversack serve over HTTP: sessions past --max-sessions")
     host, port = http_server
-    answers = []
-    for _ in range(5):
-        with socket.create_connection((host, port)) as client:
-            client.sendall(
-                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-                b"accept: application/json, text/event-stream\r\nconnection: close\r\n"
-                b"content-length: %d\r\n\r\n%s" % (len(INIT_BODY), INIT_BODY)
-            )
-            answers.append(_reply(client))
-    statuses = [answer[:12] for answer in answers]
+    # Five clients that open a session and never close it, against --max-sessions 3: each
+    # new one is admitted, the idlest (the oldest) closed to make room.
+    answers = [_post(host, port, INIT_BODY) for _ in range(5)]
+    sessions = [_session_id(answer) for answer in answers]
     fig.case(len(answers))
-    fig.check(statuses == [b"HTTP/1.1 200"] * 3 + [b"HTTP/1.1 503"] * 2, f"{statuses}")
-    fig.check(all(b"--max-sessions" in a for a in answers[3:]), f"unnamed: {answers[3:]!r}")
+    statuses = [answer[:12] for answer in answers]
+    fig.check(statuses == [b"HTTP/1.1 200"] * 5, f"idle sessions not evicted: {statuses}")
+    fig.check(all(sessions), f"no session id: {answers!r}")
+    for session in sessions[2:]:
+        _post(host, port, INITIALIZED, session)
+    fig.case(2)
+    for session in sessions[:2]:
+        gone = _post(host, port, PING, session)
+        fig.check(gone.startswith(b"HTTP/1.1 404"), f"an evicted session still served: {gone!r}")
+    fig.case()
+    kept = _post(host, port, PING, sessions[4])
+    fig.check(kept.startswith(b"HTTP/1.1 200"), f"the newest session was closed: {kept[:300]!r}")
+    # Every session busy (a stream held open): a new one is refused, naming the limit.
+    streams = [_open_stream(host, port, session) for session in sessions[2:]]
+    try:
+        fig.case()
+        refused = _post(host, port, INIT_BODY)
+        fig.check(refused.startswith(b"HTTP/1.1 503"), f"busy sessions evicted: {refused!r}")
+        fig.check(b"--max-sessions" in refused, f"the refusal names no limit: {refused!r}")
+    finally:
+        for stream in streams:
+            stream.close()
     fig.assert_clean()

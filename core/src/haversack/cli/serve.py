@@ -60,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=64,
         metavar="N",
-        help="MCP sessions open at once; more get 503 (64)",
+        help="MCP sessions open at once; a new one closes the idlest, or gets 503 when all "
+        "are busy (64)",
     )
     http.add_argument(
         "--session-idle-timeout",

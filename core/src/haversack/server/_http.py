@@ -59,8 +59,10 @@ class HttpSettings:
     body_timeout_s: float = 30.0
     """A request whose body is not all in this long after its headers gets 408."""
     max_sessions: int = 64
-    """MCP sessions open at once; a request that would open another gets 503 naming the
-    limit (each session holds its own resources: a workspace, a sandbox, MCP servers)."""
+    """MCP sessions open at once (each holds its own resources: a workspace, a sandbox, MCP
+    servers). A request that would open another closes the session idle the longest (no
+    request in flight, no open stream) to make room; when every session is busy it gets 503
+    naming the limit."""
     session_idle_timeout_s: float = 1800.0
     """An MCP session with no request for this long is closed with its resources."""
 
@@ -242,9 +244,9 @@ def _naming_the_session_limit(send: Send, settings: HttpSettings) -> Send:
                     send,
                     503,
                     f"Too many open MCP sessions: the server's limit is {settings.max_sessions} "
-                    "(--max-sessions); close unused sessions (HTTP DELETE) or wait for idle ones "
-                    f"to expire ({settings.session_idle_timeout_s:g} s, "
-                    "--session-idle-timeout).",
+                    "(--max-sessions) and every session is serving a request or holding a "
+                    "stream open, so none could be closed to make room; try again when one "
+                    "is idle, close unused sessions (HTTP DELETE), or raise --max-sessions.",
                 )
             return
         await send(message)
@@ -289,7 +291,53 @@ def http_app(
         max_sessions=settings.max_sessions,
         session_idle_timeout=settings.session_idle_timeout_s,
     )
+    _evict_idle_first(server)
     return _guard(app, settings)
+
+
+def _evict_idle_first(server: Any) -> None:
+    """Make the SDK's session manager close the session idle the longest when a new one
+    would pass ``max_sessions``, instead of refusing the new one (it then refuses only when
+    every session is busy). Without this, clients that never close their sessions lock
+    everyone else out until the idle timeout (30 minutes by default)."""
+    manager: Any = getattr(server, "_session_manager", None)
+    admit = getattr(manager, "_admit_session", None)
+    sessions = getattr(manager, "_server_instances", None)
+    if admit is None or not isinstance(sessions, dict):
+        return  # another SDK: its own refusal stands (named by the guard)
+
+    def admitting(requestor: Any) -> Any:
+        limit = manager.max_sessions
+        if limit is not None and len(sessions) >= limit:
+            victim = _idlest(sessions)
+            if victim is not None:
+                transport = sessions.pop(victim)
+                manager._session_owners.pop(victim, None)
+                # As the idle timeout does: the session's task ends and closes its
+                # resources; its id answers 404 from now on.
+                transport.idle_scope.cancel()
+        return admit(requestor)
+
+    manager._admit_session = admitting
+
+
+def _idlest(sessions: dict[str, Any]) -> str | None:
+    """The id of the session whose last request ended the longest ago, or ``None`` when
+    every session is busy (a request in flight, a stream open) or cannot be told apart."""
+    import math
+
+    best: tuple[float, str] | None = None
+    for session_id, transport in sessions.items():
+        scope = getattr(transport, "idle_scope", None)
+        # The transport sets the deadline to infinity while a request is in flight and to
+        # (end of the last request + idle timeout) after: the smallest is the idlest.
+        if scope is None or scope.cancel_called or not math.isfinite(scope.deadline):
+            continue
+        if getattr(transport, "_requests_in_flight", 1) != 0:
+            continue
+        if best is None or scope.deadline < best[0]:
+            best = (scope.deadline, session_id)
+    return None if best is None else best[1]
 
 
 async def serve_http(

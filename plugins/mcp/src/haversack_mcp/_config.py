@@ -15,6 +15,8 @@ DEFAULT_MAX_RESULT_CHARS = 200_000
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 #: OpenAI accepts 128 tools per request; a server offering more is rarely meant whole.
 DEFAULT_MAX_TOOLS = 128
+#: Sessions (executors) whose servers run at once in one process: ~70 MB a Python server.
+DEFAULT_MAX_LIVE = 16
 
 _SERVER_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
@@ -112,9 +114,20 @@ class McpConfig:
         default_factory=dict,
         metadata={"description": "The external MCP servers, by a short name."},
     )
+    max_live_sessions: int = field(
+        default=DEFAULT_MAX_LIVE,
+        metadata={
+            "description": "Most sessions (executors; each HTTP session of haversack serve "
+            "has one) whose servers run at once in this process; starting one more stops the "
+            "servers of the least recently used idle session, which start again on its next "
+            "call."
+        },
+    )
 
     def __post_init__(self) -> None:
         problems: list[str] = []
+        if not (isinstance(self.max_live_sessions, int) and self.max_live_sessions > 0):
+            problems.append("max_live_sessions must be a positive whole number")
         for name, server in self.servers.items():
             where = f"servers.{name}"
             if not _SERVER_NAME.fullmatch(name):

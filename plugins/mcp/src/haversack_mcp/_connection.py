@@ -17,7 +17,9 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from ._config import DEFAULT_MAX_LIVE
 from ._errors import McpServerError
+from ._live import LIVE
 
 if TYPE_CHECKING:
     from haversack import Binding, ResourceResolver
@@ -30,6 +32,7 @@ __all__ = [
     "ServerConnection",
     "connections_binding",
     "list_server",
+    "claim",
     "list_servers",
     "root_cause",
 ]
@@ -111,22 +114,26 @@ _MAX_PAGES = 100
 _MAX_LISTED = 10_000
 
 
-async def _list(server: McpServer) -> Listing:
-    import anyio
+async def _list_tools(client: Any) -> Listing:
+    tools: list[Any] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = await client.list_tools(cursor=cursor) if cursor else await client.list_tools()
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor or len(tools) >= _MAX_LISTED:
+            break
+    return Listing(client.instructions or "", tools)
 
-    with anyio.fail_after(server.startup_timeout_s):
-        async with open_client(server) as client:
-            tools: list[Any] = []
-            cursor: str | None = None
-            for _ in range(_MAX_PAGES):
-                page = (
-                    await client.list_tools(cursor=cursor) if cursor else await client.list_tools()
-                )
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor or len(tools) >= _MAX_LISTED:
-                    break
-            return Listing(client.instructions or "", tools)
+
+def _changed(listed: Listing, fresh: Listing) -> frozenset[str]:
+    """Names of ``listed``'s tools that ``fresh`` lacks or describes with another schema."""
+    now = {tool.name: tool.input_schema for tool in fresh.tools}
+    return frozenset(
+        tool.name
+        for tool in listed.tools
+        if tool.name not in now or now[tool.name] != tool.input_schema
+    )
 
 
 def where(name: str, server: McpServer) -> str:
@@ -136,33 +143,86 @@ def where(name: str, server: McpServer) -> str:
 
 
 def list_server(name: str, server: McpServer) -> Listing:
-    """Start ``server``, read its tools, stop it; raises :class:`McpServerError`."""
-    from anyio.from_thread import start_blocking_portal
+    """Start ``server`` and read its tools; raises :class:`McpServerError`.
 
+    The started session is not stopped: it is kept for the first :class:`McpConnections`
+    of this process that needs the server (``call`` and ``check`` then start it once, not
+    twice), and stopped after :data:`PARK_S` seconds, or at exit, if none claims it.
+    """
+    connection = ServerConnection(name, server)
     try:
-        with start_blocking_portal() as portal:
-            return portal.call(_list, server)
-    except TimeoutError:
-        raise McpServerError(
-            f"{where(name, server)} did not start and list its tools within "
-            f"{server.startup_timeout_s:g} s; check the command, or raise startup_timeout_s.",
-            pack="mcp",
-        ) from None
-    except Exception as exc:
-        cause = root_cause(exc)
-        hint = (
-            " The command was not found: install the server or give its full path."
-            if isinstance(cause, FileNotFoundError)
-            else ""
-        )
-        raise McpServerError(
-            f"{where(name, server)} could not be started and listed: {describe(exc)}.{hint}",
-            pack="mcp",
-        ) from exc
+        listing = connection.start_and_list()
+    except BaseException:
+        connection.close()
+        raise
+    _park(_key(name, server), connection)
+    return listing
+
+
+def _key(name: str, server: McpServer) -> str:
+    """What a listing and a started session are kept by: the server's whole configuration
+    (command, arguments, environment, working directory, URL, headers, limits)."""
+    return f"{name}\0{server!r}"
 
 
 _LISTED: dict[str, Listing] = {}
 _LISTED_LOCK = threading.Lock()
+
+#: How long a session started to list a server's tools waits for an executor to claim it.
+PARK_S = 30.0
+_PARKED: dict[str, tuple[ServerConnection, threading.Timer]] = {}
+_AT_EXIT: list[bool] = []
+
+
+def _park(key: str, connection: ServerConnection) -> None:
+    """Keep ``connection`` (open, just listed) for :func:`claim`, for at most ``PARK_S``."""
+    timer = threading.Timer(PARK_S, _expire, (key, connection))
+    timer.daemon = True
+    with _LISTED_LOCK:
+        old = _PARKED.pop(key, None)
+        _PARKED[key] = (connection, timer)
+        if not _AT_EXIT:
+            import atexit
+
+            atexit.register(_close_parked)
+            _AT_EXIT.append(True)
+    timer.start()
+    if old is not None:
+        old[1].cancel()
+        old[0].close()
+
+
+def _expire(key: str, connection: ServerConnection) -> None:
+    with _LISTED_LOCK:
+        entry = _PARKED.get(key)
+        if entry is None or entry[0] is not connection:
+            return  # claimed meanwhile
+        del _PARKED[key]
+    connection.close()
+
+
+def claim(name: str, server: McpServer) -> ServerConnection | None:
+    """The session started to list ``server``'s tools, if one is waiting (once)."""
+    with _LISTED_LOCK:
+        entry = _PARKED.pop(_key(name, server), None)
+    if entry is None:
+        return None
+    entry[1].cancel()
+    return entry[0]
+
+
+def _close_parked() -> None:
+    """Stop the sessions nobody claimed (at exit: a compose-only command such as ``tools``)."""
+    with _LISTED_LOCK:
+        entries = list(_PARKED.values())
+        _PARKED.clear()
+    import contextlib
+
+    for connection, timer in entries:
+        timer.cancel()
+        # At exit: a server that will not stop is killed by its supervisor anyway.
+        with contextlib.suppress(Exception):
+            connection.close()
 
 
 def list_servers(servers: Mapping[str, McpServer]) -> dict[str, Listing]:
@@ -175,7 +235,7 @@ def list_servers(servers: Mapping[str, McpServer]) -> dict[str, Listing]:
     """
     import concurrent.futures
 
-    keys = {name: f"{name}\0{server!r}" for name, server in servers.items()}
+    keys = {name: _key(name, server) for name, server in servers.items()}
     with _LISTED_LOCK:
         found = {name: _LISTED[key] for name, key in keys.items() if key in _LISTED}
     missing = [name for name in servers if name not in found]
@@ -202,7 +262,17 @@ class _Home:
     that loop only.
     """
 
-    __slots__ = ("client", "loop", "ready", "stop_requested", "stopped", "task", "thread", "wake")
+    __slots__ = (
+        "changed",
+        "client",
+        "loop",
+        "ready",
+        "stop_requested",
+        "stopped",
+        "task",
+        "thread",
+        "wake",
+    )
 
     def __init__(self, loop: asyncio.AbstractEventLoop, thread: threading.Thread | None) -> None:
         self.loop = loop
@@ -214,6 +284,8 @@ class _Home:
         self.stop_requested = False
         self.task: asyncio.Task[None] | None = None
         self.wake: asyncio.Event | None = None
+        # Tools whose definition the server changed since the listing the prompt was made of.
+        self.changed: frozenset[str] = frozenset()
 
     def request_stop(self) -> None:
         """Ask the owning task to leave the client's context (on ``loop``'s thread only)."""
@@ -282,10 +354,12 @@ class ServerConnection:
         # Cleared when a caller's loop ends under a session: later sessions get a thread of
         # their own, so a caller making a loop per call does not restart the server per call.
         self._caller_loops = True
+        self.owner: McpConnections | None = None  # the set it belongs to (the cap counts sets)
 
     # ------------------------------------------------------------------ homes
-    def _claim(self, loop: asyncio.AbstractEventLoop) -> tuple[_Home, bool]:
-        """The current home, or a new one (``True``: the caller must start it)."""
+    def _claim(self, loop: asyncio.AbstractEventLoop | None) -> tuple[_Home, bool]:
+        """The current home, or a new one (``True``: the caller must start it); with no
+        ``loop`` (a caller running none), a new home is a thread of the connection's own."""
         with self._lock:
             if self._closed:
                 raise McpServerError(f"{where(self.name, self.server)}: the connection is closed.")
@@ -294,7 +368,7 @@ class ServerConnection:
             if home is not None and home.loop.is_closed():
                 home = None  # a caller's loop closed without cancelling its tasks
             if home is None:
-                if self._caller_loops and not _short_lived(loop):
+                if loop is not None and self._caller_loops and not _short_lived(loop):
                     home = _Home(loop, None)
                 else:
                     home = _Home(asyncio.new_event_loop(), None)
@@ -319,6 +393,13 @@ class ServerConnection:
         ended_by_loop = False
         try:
             async with open_client(self.server) as client:
+                with _LISTED_LOCK:
+                    listed = _LISTED.get(_key(self.name, self.server))
+                if listed is not None:
+                    # The prompt's tools come from a listing kept for the process: a server
+                    # started since is listed again, so a tool it changed is not called
+                    # with arguments checked against its old schema.
+                    home.changed = _changed(listed, await _list_tools(client))
                 home.client = client
                 home.wake = asyncio.Event()
                 home.ready.set_result(client)
@@ -394,14 +475,68 @@ class ServerConnection:
             home.thread.join()
             loop.close()
 
+    def start_and_list(self) -> Listing:
+        """Start the server on a thread of the connection's own and read its tools, within
+        ``startup_timeout_s``; the session stays open for calls. Raises
+        :class:`McpServerError` (the caller closes the connection)."""
+        home, new = self._claim(None)
+        if new:
+            asyncio.run_coroutine_threadsafe(self._own(home), home.loop)
+
+        async def listed() -> Listing:
+            async with asyncio.timeout(self.server.startup_timeout_s):
+                client = await asyncio.shield(asyncio.wrap_future(home.ready))
+                return await _list_tools(client)
+
+        try:
+            return asyncio.run_coroutine_threadsafe(listed(), home.loop).result()
+        except TimeoutError:
+            raise McpServerError(
+                f"{where(self.name, self.server)} did not start and list its tools within "
+                f"{self.server.startup_timeout_s:g} s; check the command, or raise "
+                "startup_timeout_s.",
+                pack="mcp",
+            ) from None
+        except McpServerError:
+            raise
+        except Exception as exc:
+            cause = root_cause(exc)
+            hint = (
+                " The command was not found: install the server or give its full path."
+                if isinstance(cause, FileNotFoundError)
+                else ""
+            )
+            raise McpServerError(
+                f"{where(self.name, self.server)} could not be started and listed: "
+                f"{describe(exc)}.{hint}",
+                pack="mcp",
+            ) from exc
+
     def close(self) -> None:
         """Stop the server (its process exits, or the HTTP session is deleted)."""
         with self._lock:
             self._closed = True
+        for home in self._take_homes():
+            self._stop(home)
+
+    def _take_homes(self) -> list[_Home]:
+        with self._lock:
             homes = [*self._retired, *([self._home] if self._home is not None else [])]
             self._retired = []
-        for home in homes:
-            self._stop(home)
+        return homes
+
+    async def suspend(self) -> None:
+        """Stop the server to make room for another session's; its next call starts it again.
+
+        Stops that would block (a session on another loop or thread) run on a worker
+        thread, so the caller's loop keeps serving meanwhile.
+        """
+        loop = asyncio.get_running_loop()
+        for home in self._take_homes():
+            if home.loop is loop:
+                self._stop(home)  # cannot wait here: it closes when this loop runs again
+            else:
+                await asyncio.to_thread(self._stop, home)
 
     # ------------------------------------------------------------------ calls
     async def _request(self, client: Any, tool: str, arguments: Mapping[str, Any]) -> Any:
@@ -417,11 +552,32 @@ class ServerConnection:
         server ``notifications/cancelled``. Raises ``TimeoutError`` after ``timeout_s``.
         """
         loop = asyncio.get_running_loop()
+        owner = self.owner
+        if owner is None:
+            return await self._call(loop, tool, arguments)
+        owner.enter()
+        try:
+            if self._home is None:
+                await owner.make_room()
+            return await self._call(loop, tool, arguments)
+        finally:
+            owner.leave()
+
+    async def _call(
+        self, loop: asyncio.AbstractEventLoop, tool: str, arguments: Mapping[str, Any]
+    ) -> Any:
         home = self._home
         if home is not None and home.loop is loop and home.client is not None:
             client = home.client  # the fast path: this loop's own open session
         else:
             home, client = await self._client(loop)
+        if tool in home.changed:
+            raise McpServerError(
+                f"{where(self.name, self.server)} changed its tool {tool!r} since its tools "
+                "were listed (its input schema differs, or it is gone), so it was not called; "
+                "start Haversack again (or open a new session of serve) to use the server's "
+                "tools as they are now."
+            )
         try:
             if home.loop is loop:
                 return await self._request(client, tool, arguments)
@@ -457,10 +613,62 @@ class ServerConnection:
 
 class McpConnections:
     """The pack's resource: one lazily started connection per configured server, all
-    stopped when the executor's resources close."""
+    stopped when the executor's resources close.
 
-    def __init__(self, servers: Mapping[str, McpServer]) -> None:
-        self._connections = {name: ServerConnection(name, s) for name, s in servers.items()}
+    At most ``max_live_sessions`` sets of connections (one per executor: per session of
+    ``haversack serve``) have servers running in the process at once: starting a server in
+    one more stops the servers of the least recently used set with no call in flight, which
+    start again on that set's next call.
+    """
+
+    def __init__(
+        self, servers: Mapping[str, McpServer], *, max_live_sessions: int = DEFAULT_MAX_LIVE
+    ) -> None:
+        self.max_live_sessions = max_live_sessions
+        self._calls = 0  # calls in flight: a busy set is not stopped to make room
+        self._calls_lock = threading.Lock()
+        # A server just started to list its tools (composing, moments ago) is taken over
+        # rather than started a second time.
+        self._connections: dict[str, ServerConnection] = {}
+        taken = False
+        for name, server in servers.items():
+            connection = claim(name, server)
+            taken = taken or connection is not None
+            self._connections[name] = connection or ServerConnection(name, server)
+            self._connections[name].owner = self
+        if taken:
+            for victim in LIVE.admit(self, max_live_sessions):
+                victim.close_servers()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a call is in flight."""
+        return self._calls > 0
+
+    def enter(self) -> None:
+        """A call begins (from any thread)."""
+        with self._calls_lock:
+            self._calls += 1
+
+    def leave(self) -> None:
+        """A call ended: this set is now the most recently used."""
+        with self._calls_lock:
+            self._calls -= 1
+        LIVE.touch(self)
+
+    async def make_room(self) -> None:
+        """Count this set as running, first stopping the least recently used idle sets
+        past ``max_live_sessions``; :class:`McpServerError` when all of them are busy."""
+        for victim in LIVE.admit(self, self.max_live_sessions):
+            for connection in victim._connections.values():
+                await connection.suspend()
+
+    def close_servers(self) -> None:
+        """Stop the running servers (blocking); the next call starts them again."""
+        LIVE.forget(self)
+        for connection in self._connections.values():
+            for home in connection._take_homes():
+                connection._stop(home)
 
     def get(self, name: str) -> ServerConnection:
         """The connection to the server configured as ``name``."""
@@ -468,6 +676,7 @@ class McpConnections:
 
     def close(self) -> None:
         """Stop every started server; reports the first failure after trying them all."""
+        LIVE.forget(self)
         failures: list[BaseException] = []
         for connection in self._connections.values():
             try:
@@ -478,24 +687,27 @@ class McpConnections:
             raise failures[0]
 
 
-def connections_binding(servers: Mapping[str, McpServer]) -> Binding[McpConnections]:
+def connections_binding(
+    servers: Mapping[str, McpServer], max_live_sessions: int = DEFAULT_MAX_LIVE
+) -> Binding[McpConnections]:
     """The binding of the pack's resource: servers start on their first call and stop when
     the executor's resources close."""
     from haversack import Binding
 
-    return Binding(McpConnections, _Factory(dict(servers)))
+    return Binding(McpConnections, _Factory(dict(servers), max_live_sessions))
 
 
 class _Factory:
     """Builds the connections; its repr names the servers in resource listings."""
 
-    __slots__ = ("servers",)
+    __slots__ = ("max_live_sessions", "servers")
 
-    def __init__(self, servers: dict[str, McpServer]) -> None:
+    def __init__(self, servers: dict[str, McpServer], max_live_sessions: int) -> None:
         self.servers = servers
+        self.max_live_sessions = max_live_sessions
 
     def __call__(self, resolver: ResourceResolver) -> McpConnections:
-        return McpConnections(self.servers)
+        return McpConnections(self.servers, max_live_sessions=self.max_live_sessions)
 
     def __repr__(self) -> str:
         return f"haversack_mcp connections ({', '.join(self.servers) or 'no servers'})"

@@ -42,4 +42,4 @@ def register_resources(
         return
     from ._connection import connections_binding
 
-    register(connections_binding(config.servers))
+    register(connections_binding(config.servers, config.max_live_sessions))
