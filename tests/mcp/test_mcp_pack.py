@@ -416,22 +416,31 @@ def test_other_threads_reach_a_session_that_lives_on_a_callers_loop():
         loop.close()
 
 
-def test_the_same_loop_path_honours_timeouts_and_cancellation(everything):
+@pytest.mark.parametrize("handed_over", [False, True], ids=["own-loop", "listing-session"])
+def test_both_session_homes_honour_timeouts_and_cancellation(everything, handed_over):
     import asyncio
+
+    from haversack_mcp._connection import _LISTED, _close_parked
 
     node, script = everything
     command = [node, str(script), "stdio"]
+    _LISTED.clear()  # listed again (by a session started now), not from this process's cache
     rendered = _compose(
         {
             "every": {"command": command, "timeout_s": 0.5},
             "patient": {"command": command, "tools": ["trigger-long-running-operation"]},
         }
     ).render()
+    if not handed_over:
+        # Without the session composing started (kept for the first executor, on its own
+        # thread), the executor starts its servers on the loop that calls it.
+        _close_parked()
     slow = {"duration": 30, "steps": 3}
 
     async def main(executor):
         assert (await executor.aexecute("every_echo", {"message": "warm"})).success
-        assert _threads_of("every") == []  # the session is this loop's
+        # The listing's session stays on its thread; an executor's own is this loop's.
+        assert bool(_threads_of("every")) is handed_over
         timed_out = await executor.aexecute("every_trigger-long-running-operation", slow)
         assert not timed_out.success
         assert "did not finish 'trigger-long-running-operation' within 0.5 s" in (timed_out.message)
