@@ -34,9 +34,10 @@ nox.options.stop_on_first_error = os.environ.get("CI", "").lower() not in ("", "
 ROOT = Path(__file__).resolve().parent
 VENV_BIN = ROOT / ".venv" / "bin"
 PYTHONS = ["3.11", "3.12", "3.13"]
-#: The whole suite fails below this coverage: the measured figure minus one point (89-92 %
-#: measured in the review of issue 30; see [tool.coverage]).
-COVERAGE_FLOOR = 88
+#: The whole suite fails below this coverage: the measured figure minus one point (88.07 %
+#: on 2026-11-27 from a fresh clone; code that runs only in subprocesses, the CLI's and the
+#: server's, is not measured; see [tool.coverage]).
+COVERAGE_FLOOR = 87
 #: The tests ``ci`` runs on the other Pythons: neither the Podman tests (they need .venv's
 #: images and a service per worker) nor the slow ones (tests/conftest.py lists them); the
 #: whole suite, those included, runs once on the first Python.
