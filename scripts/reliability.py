@@ -347,13 +347,12 @@ def _narrowed(extra: list[str]) -> bool:
     return any(arg.startswith("tests/reliability/") for arg in extra)
 
 
-def write_results(
-    figures: list[dict[str, Any]], meta: dict[str, Any], *, keep_missing: bool = False
-) -> None:
+def write_results(figures: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    """Write each area's figures; an area without any keeps its last results file."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     for area in AREAS:
         items = sorted((f for f in figures if f["area"] == area), key=lambda f: f["name"])
-        if keep_missing and not items:
+        if not items:
             continue
         payload = {"meta": meta, "figures": items}
         (RESULTS / f"{area}.json").write_text(json.dumps(payload, indent=2) + "\n")
@@ -443,13 +442,18 @@ def main(argv: list[str]) -> int:
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
         "pytest_exit": code,
     }
-    if _narrowed(extra):
-        areas = sorted({f["area"] for f in figures})
+    areas = sorted({f["area"] for f in figures})
+    missing = [area for area in AREAS if area not in areas]
+    if missing:
+        # A run that reached only some areas (named files, -k, an interrupted run) never
+        # overwrites the others' figures with nothing.
         meta["scope"] = (
-            f"that run covered only {', '.join(areas)}; the other areas show their own last "
-            "run, whose budget their results file records"
+            f"that run covered only {', '.join(areas) or 'no area'}; the other areas show "
+            "their own last run, whose budget their results file records"
         )
-    write_results(figures, meta, keep_missing=_narrowed(extra))
+        if not _narrowed(extra):
+            print(f"reliability: no figures from {', '.join(missing)}; kept their last results")
+    write_results(figures, meta)
     PAGE.write_text(render_page(meta))
     print(f"reliability: {len(figures)} figures; wrote {RESULTS} and {PAGE}")
     return code

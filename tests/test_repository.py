@@ -257,3 +257,15 @@ def test_bench_names_every_figure_slower_than_the_last_committed_one(tmp_path):
     finally:
         sys.path.remove(bench)
     assert slower == ["demo/regressed: 1 ms -> 1.5 ms (+50 %)"]
+
+
+def test_a_reliability_run_never_blanks_the_areas_it_did_not_reach(tmp_path):
+    script = runpy.run_path(str(ROOT / "scripts" / "reliability.py"))
+    write = script["write_results"]
+    write.__globals__["RESULTS"] = tmp_path
+    (tmp_path / "escapes.json").write_text('{"kept": true}')
+    figure = {"area": "checkpoints", "name": "resumed", "cases": 3}
+    write([figure], {"budget": "quick"})
+    assert json.loads((tmp_path / "escapes.json").read_text()) == {"kept": True}
+    assert json.loads((tmp_path / "checkpoints.json").read_text())["figures"] == [figure]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoints.json", "escapes.json"]
