@@ -24,9 +24,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types._v2025_11_25 import PrimitiveSchemaDefinition
 from pydantic import TypeAdapter
 
+from ._clients import HANG_GUARD_S, User, http_client
+
 SCRIPT = Path(__file__).with_name("notes_server.py")
 TOKEN = "test-token-0123456789abcdef"
-HANG_GUARD_S = 60  # only bounds a broken run; nothing here is timed
 
 TRANSPORTS = ("stdio", "http")
 
@@ -55,41 +56,9 @@ async def connect(
             await client.initialize()
             yield client
         return
-    proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT)],
-        stderr=subprocess.PIPE,
-        env=dict(os.environ, NOTES_TRANSPORT="http", HAVERSACK_MCP_TOKEN=TOKEN, **extra),
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        line = await anyio.to_thread.run_sync(proc.stderr.readline)
-        match = re.search(r"at (http://\S+)", line)
-        assert match, f"no URL in the server's first line: {line!r}"
-        async with (
-            create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
-            streamable_http_client(match.group(1), http_client=http) as (read, write),
-            ClientSession(read, write, elicitation_callback=callback) as client,
-        ):
-            await client.initialize()
-            yield client
-    finally:
-        proc.terminate()
-        proc.wait(timeout=HANG_GUARD_S)
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
-class User:
-    """An elicitation callback answering from a script; records what it was asked."""
-
-    def __init__(self, *answers: types.ElicitResult | types.ErrorData) -> None:
-        self.answers = list(answers)
-        self.asked: list[types.ElicitRequestParams] = []
-
-    async def __call__(self, context, params):
-        self.asked.append(params)
-        return self.answers.pop(0)
+    env = dict(os.environ, NOTES_TRANSPORT="http", HAVERSACK_MCP_TOKEN=TOKEN, **extra)
+    async with http_client([str(SCRIPT)], env, TOKEN, callback) as client:
+        yield client
 
 
 def accept(**content) -> types.ElicitResult:

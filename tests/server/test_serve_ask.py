@@ -4,7 +4,6 @@ real installed planning pack, driven by the official MCP client over stdio and H
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -15,11 +14,10 @@ import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+
+from ._clients import HANG_GUARD_S, User, http_client
 
 TOKEN = "ask-token-0123456789abcdef"
-HANG_GUARD_S = 60  # only bounds a broken run; nothing here is timed
 
 
 def _env() -> dict[str, str]:
@@ -45,41 +43,10 @@ async def connect(transport: str, *options: str, callback=None) -> AsyncIterator
             await client.initialize()
             yield client
         return
-    proc = subprocess.Popen(
-        [sys.executable, *_serve_args(*options, "--transport", "http", "--port", "0")],
-        stderr=subprocess.PIPE,
-        env=dict(_env(), HAVERSACK_MCP_TOKEN=TOKEN),
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        line = await anyio.to_thread.run_sync(proc.stderr.readline)
-        match = re.search(r"at (http://\S+)", line)
-        assert match, f"no URL in the server's first line: {line!r}"
-        async with (
-            create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
-            streamable_http_client(match.group(1), http_client=http) as (read, write),
-            ClientSession(read, write, elicitation_callback=callback) as client,
-        ):
-            await client.initialize()
-            yield client
-    finally:
-        proc.terminate()
-        proc.wait(timeout=HANG_GUARD_S)
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
-class User:
-    """An elicitation callback answering from a script; records what it was asked."""
-
-    def __init__(self, *answers: types.ElicitResult) -> None:
-        self.answers = list(answers)
-        self.asked: list[types.ElicitRequestParams] = []
-
-    async def __call__(self, context, params):
-        self.asked.append(params)
-        return self.answers.pop(0)
+    argv = _serve_args(*options, "--transport", "http", "--port", "0")
+    env = dict(_env(), HAVERSACK_MCP_TOKEN=TOKEN)
+    async with http_client(argv, env, TOKEN, callback) as client:
+        yield client
 
 
 def _text(result: types.CallToolResult) -> str:
