@@ -53,24 +53,7 @@ TEMPLATE = """
 
 def build_and_render(n_sections: int, tools_per_section: int) -> str:
     """One full cycle: tools, sections, prompt (validated), rendered text."""
-    sections = []
-    n = 0
-    for s in range(n_sections):
-        tools = []
-        for _ in range(tools_per_section):
-            tools.append(
-                Tool[ToolParams, ToolValue](
-                    name=f"t{n}", description="Read a window of a file.", handler=_handler
-                )
-            )
-            n += 1
-        template = TEMPLATE.replace("${tool:t0}", f"${{tool:t{s * tools_per_section}}}")
-        sections.append(
-            MarkdownSection[SectionParams](
-                title=f"Section {s}", key=f"s{s}", template=template, tools=tools
-            )
-        )
-    prompt = Prompt(ns="bench", key="prompt", sections=sections)
+    prompt = Prompt(ns="bench", key="prompt", sections=_sections(n_sections, tools_per_section))
     rendered = prompt.render(SectionParams())
     assert len(rendered.tools) == n_sections * tools_per_section
     return rendered.text
