@@ -144,7 +144,11 @@ def test_an_engine_that_never_answers_is_an_error_within_the_calls_timeout(
         # 60 s default per request.
         assert "does not answer" in result.message, result.message
         assert "within 4 s" in result.message, result.message
-    assert ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"}).success
+    # The executor stays usable: a tcp:// or ssh:// engine keeps the workspace on the engine,
+    # so the file tools answer (without touching the engine) that they need the agent.
+    written = ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"})
+    assert not written.success
+    assert "need the workspace agent" in written.message, written.message
 
 
 def test_an_engine_that_stalls_a_start_is_an_error_and_the_sandbox_recovers(
@@ -200,7 +204,11 @@ def test_an_ssh_engine_that_cannot_be_reached_is_an_error_within_the_calls_timeo
     assert "within 4 s" in result.message, result.message
     if peer == "refuses":
         assert "Connection refused" in result.message, result.message
-    assert ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"}).success
+    # The executor stays usable: a tcp:// or ssh:// engine keeps the workspace on the engine,
+    # so the file tools answer (without touching the engine) that they need the agent.
+    written = ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"})
+    assert not written.success
+    assert "need the workspace agent" in written.message, written.message
 
 
 def test_an_engine_that_holds_the_command_start_is_an_error_not_a_hang(
