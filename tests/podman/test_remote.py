@@ -27,6 +27,7 @@ def _owned(engine: RemoteEngine, owner: str) -> tuple[str, str]:
 def test_commands_run_end_to_end_over_tcp(remote_engine: RemoteEngine, tmp_path: Path) -> None:
     result = remote_engine.client_run(
         f"""
+        import json
         from haversack_podman import Sandbox, SandboxConfig
         s = Sandbox(SandboxConfig(image={PYTHON_IMAGE!r}, connection_url=URL,
                                   workspace_root={str(tmp_path)!r}))
@@ -37,6 +38,10 @@ def test_commands_run_end_to_end_over_tcp(remote_engine: RemoteEngine, tmp_path:
             nested = s.exec("pwd", cwd="sub")
             late = s.exec("sleep 300", timeout_s=1)
             after = s.exec("echo still here")
+            api = s.backend.service.client.api
+            label = json.dumps({{"label": [f"haversack.owner={{s.id}}"]}})
+            listed = api.get("/volumes/json", params={{"filters": label}}).json()
+            volumes = [v["Name"] for v in listed]
             result = dict(
                 out=[out.exit_code, out.stdout, out.stderr],
                 fed=[fed.exit_code, fed.stdout],
@@ -45,7 +50,7 @@ def test_commands_run_end_to_end_over_tcp(remote_engine: RemoteEngine, tmp_path:
                 after=after.stdout, resident=s.resident_off,
                 caps=[s.backend.caps.kind, s.backend.caps.host_workspace,
                       s.backend.caps.kernel_freezer],
-                name=s.name, owner=s.id, mounted=s.mounted,
+                name=s.name, owner=s.id, mounted=s.mounted, volumes=volumes,
             )
         finally:
             s.close()
@@ -60,6 +65,7 @@ def test_commands_run_end_to_end_over_tcp(remote_engine: RemoteEngine, tmp_path:
     # Through the resident executor, over the same TCP link.
     assert result["resident"] is None
     assert result["caps"] == ["podman-remote", False, False]
+    assert result["volumes"] == [f"{result['name']}-workspace"]
     # No host directory was made for it, and closing left nothing on the engine.
     assert result["mounted"] is None
     assert list(tmp_path.iterdir()) == []
