@@ -315,7 +315,6 @@ class AgentFilesystem:
 
     def _start(self) -> None:
         """Create and start the agent container (a fresh one) and its exec, and boot it."""
-        from ._agent_program import __file__ as program_file
         from ._exec_stream import ExecStream
         from ._service import engine_deadline
 
@@ -337,9 +336,8 @@ class AgentFilesystem:
                 raise WorkspaceAgentError(
                     f"Starting the workspace agent {self.name} failed: {started.text.strip()}"
                 )
-            source = Path(program_file).read_text(encoding="utf-8")
             body = {
-                "Cmd": ["python3", "-I", "-S", "-B", "-c", source],
+                "Cmd": ["python3", "-I", "-S", "-B", "-c", self._program()],
                 "User": f"{self.uid}:{self.gid}",
                 "WorkingDir": "/",
                 "AttachStdin": True,
@@ -370,6 +368,13 @@ class AgentFilesystem:
                 + self._stderr_tail()
                 + " (is python3 in the image?)"
             ) from None
+
+    def _program(self) -> str:
+        """The agent's program text, given on the command line (no file in the container
+        holds it)."""
+        from ._agent_program import __file__ as program_file
+
+        return Path(program_file).read_text(encoding="utf-8")
 
     def _boot(self) -> None:
         deadline = time.monotonic() + _START_S
@@ -503,7 +508,8 @@ class AgentFilesystem:
         drop = []
         while self._dropped:
             drop.append(self._dropped.popleft())
-        request = {"id": next(self._ids), "op": op, "args": args or {}, "drop": drop}
+        wire = {key: _wire(value) for key, value in (args or {}).items()}
+        request = {"id": next(self._ids), "op": op, "args": wire, "drop": drop}
         try:
             return self._exchange(request, deadline, chunks)
         except _Lost as lost:
@@ -518,6 +524,11 @@ class AgentFilesystem:
             yield
 
     def _rpc(self, op: str, **args: Any) -> Any:
+        # Normalised here, with the host's interpreter: CPython 3.11.2 (the python image's)
+        # mis-runs the core's possessive-quantifier path pattern and would pass '../x' as
+        # canonical. A canonical path is one the agent then takes as it is.
+        if isinstance(args.get("path"), str):
+            args["path"] = self._normalize(args["path"])
         with self._guarded():
             return self._call(op, args)
 
@@ -787,6 +798,14 @@ class _Capped:
         if self._left < 0:
             raise WorkspaceAgentError("The workspace's archive is larger than allowed.")
         return self._inner.write(data)
+
+
+def _wire(value: Any) -> Any:
+    """An argument as JSON: one of another type (the model's tools check types, a library
+    caller may not) goes as its type's name, so the agent's core refuses it in its own words."""
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return {"$type": type(value).__name__}
 
 
 def _release(ref: weakref.ref[AgentFilesystem], token: int, generation: int) -> None:

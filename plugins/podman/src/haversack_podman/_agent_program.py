@@ -307,7 +307,7 @@ class _Agent:
         handler: Callable[..., Any] | None = getattr(self, f"op_{op}", None)
         if handler is None:
             raise ValueError(f"unknown operation {op!r}")
-        return handler(ident, **a)
+        return handler(ident, **{key: _unwire(value) for key, value in a.items()})
 
     # The file operations: the core's own, results as plain JSON.
     def op_ping(self, ident: int) -> Any:
@@ -411,6 +411,13 @@ class _Agent:
         result = write_tar(self.root, self.fs.normalize(path), sink)
         sink.flush()
         return result
+
+
+def _unwire(value: Any) -> Any:
+    """An argument the host could not send as JSON: a stand-in of the same type name."""
+    if isinstance(value, dict):
+        return type(str(value.get("$type")), (), {})()
+    return value
 
 
 def _stat(entry: Any) -> list[Any]:
