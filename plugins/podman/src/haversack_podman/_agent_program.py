@@ -171,7 +171,7 @@ def write_tar(root: str, top: str, sink: Any, target: str = "") -> dict[str, Any
                     tar.addfile(info, handle)
                 files += 1
             else:
-                skipped.append(rel)
+                skipped.append(name)
     return {"files": files, "skipped": skipped}
 
 
