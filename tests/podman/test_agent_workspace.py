@@ -158,3 +158,18 @@ def test_sync_to_never_writes_through_a_directory_link_on_the_host(agent, tmp_pa
     result = agent.sync_to(host)
     assert "sub/x.txt" in result["skipped"]
     assert list(target.iterdir()) == []
+
+
+def test_a_refused_archive_leaves_the_agent_usable(agent, tmp_path):
+    # The host stops reading mid-stream (over max_bytes): the chunks the agent still sends
+    # must never be taken for the next operation's answer.
+    agent.write("big.txt", "x" * 3_000_000)
+    agent.write("small.txt", "s\n")
+    host = tmp_path / "back"
+    host.mkdir()
+    from haversack_podman import WorkspaceAgentError
+
+    with pytest.raises(WorkspaceAgentError, match="larger than allowed"):
+        agent.sync_to(host, max_bytes=1_000_000)
+    assert agent.read_text("small.txt") == "s\n"
+    assert agent.sync_to(host)["files"] == 2

@@ -133,6 +133,15 @@ class _Frames:
         return bool(self.messages) or self.broken is not None
 
 
+class _Failed:
+    """An operation the agent answered with an error (the channel is in step)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
 class _Lost(Exception):  # noqa: N818 - internal signal, turned into WorkspaceAgentError
     pass
 
@@ -398,10 +407,12 @@ class AgentFilesystem:
         if native is not None and native[0] in hello["suffixes"]:
             boot["native"] = {"files": native[1], "preload": list(native[2])}
         answer = self._exchange(boot, deadline)
-        if not isinstance(answer, dict):
+        if isinstance(answer, _Failed):
+            raise _Lost(f"could not open the workspace: {answer.error}")
+        if not isinstance(answer, dict) or not isinstance(answer.get("pid"), int):
             raise _Lost("answered the boot request with something else")
         self.tracks_changes = bool(answer.get("tracks_changes"))
-        self.pid = int(answer.get("pid") or 0)
+        self.pid = answer["pid"]
 
     def _remove_container(self, ref: str | None = None) -> None:
         ref = ref or self._container_id
@@ -470,12 +481,25 @@ class AgentFilesystem:
         stream = self._stream
         if stream is None:
             raise _Lost("is not running")
-        if not stream.send(_LENGTH.pack(len(body)) + body, deadline):
-            raise _Lost("did not take the request" + (" in time" if not stream.eof else ""))
+        answered = False
+        try:
+            if not stream.send(_LENGTH.pack(len(body)) + body, deadline):
+                raise _Lost("did not take the request" + (" in time" if not stream.eof else ""))
+            result = self._answer(request["id"], deadline, chunks)
+            answered = True
+            return result
+        finally:
+            if not answered and self._stream is stream:
+                # Stopped between the request and its answer (a cancelled call, a refused
+                # chunk): what the agent still sends would be read as the next answer, so
+                # this channel is closed and the next operation starts the agent anew.
+                self._close_stream()
+
+    def _answer(self, ident: int, deadline: float, chunks: _Writer | None) -> Any:
         while True:
             message = self._next_message(deadline)
-            if message.get("id") != request["id"]:
-                raise _Lost(f"answered request {message.get('id')!r}, not {request['id']}")
+            if message.get("id") != ident:
+                raise _Lost(f"answered request {message.get('id')!r}, not {ident}")
             if "chunk" in message and chunks is not None:
                 try:
                     chunks.write(base64.b64decode(message["chunk"], validate=True))
@@ -486,7 +510,7 @@ class AgentFilesystem:
                 return message["ok"]
             error = message.get("err")
             if isinstance(error, dict):
-                raise _failure(error)
+                return _Failed(_failure(error))
             raise _Lost(f"sent a frame that is no answer ({str(message)[:80]})")
 
     def _call(
@@ -511,9 +535,12 @@ class AgentFilesystem:
         wire = {key: _wire(value) for key, value in (args or {}).items()}
         request = {"id": next(self._ids), "op": op, "args": wire, "drop": drop}
         try:
-            return self._exchange(request, deadline, chunks)
+            result = self._exchange(request, deadline, chunks)
         except _Lost as lost:
             raise self._lose(str(lost)) from None
+        if isinstance(result, _Failed):
+            raise result.error
+        return result
 
     @contextlib.contextmanager
     def _guarded(self) -> Iterator[None]:
