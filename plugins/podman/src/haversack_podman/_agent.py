@@ -71,6 +71,8 @@ _CHUNK: Final = 1 << 20
 #: library (``haversack`` itself becomes an empty package there).
 _CORE: Final = ("haversack.errors", "haversack.lazy")
 _MOUNT: Final = "/workspace"
+_AGENT_MEMORY: Final = 1 << 30
+_AGENT_PIDS: Final = 64
 _STORE: Final = "/snapshots"
 
 
@@ -320,14 +322,23 @@ class AgentFilesystem:
             "netns": {"nsmode": "none"},
             "cap_drop": ["ALL"],
             "no_new_privileges": True,
+            # The workspace is the commands' to shape: the agent working through it must not
+            # take the host down with it.
+            "resource_limits": {
+                "memory": {"limit": _AGENT_MEMORY, "swap": _AGENT_MEMORY},
+                "pids": {"limit": _AGENT_PIDS},
+            },
         }
 
     def _start(self) -> None:
         """Create and start the agent container (a fresh one) and its exec, and boot it."""
         from ._exec_stream import ExecStream
-        from ._service import engine_deadline
+        from ._service import engine_deadline, request_timeout
 
-        with engine_deadline(_START_S):
+        # Within the call's own deadline when it has one (every engine request is bounded
+        # by it), else _START_S.
+        limit = min(_START_S, request_timeout())
+        with engine_deadline(limit):
             api = self._service.client.api
             self._remove_container()
             spec = json.dumps(self._spec())
@@ -369,7 +380,7 @@ class AgentFilesystem:
         self._generation += 1
         self._dropped.clear()
         try:
-            self._boot()
+            self._boot(time.monotonic() + limit)
         except _Lost as lost:
             self._close_stream()
             raise WorkspaceAgentError(
@@ -385,8 +396,7 @@ class AgentFilesystem:
 
         return Path(program_file).read_text(encoding="utf-8")
 
-    def _boot(self) -> None:
-        deadline = time.monotonic() + _START_S
+    def _boot(self, deadline: float) -> None:
         hello = self._next_message(deadline)
         if hello.get("hello") != _PROTOCOL or not isinstance(hello.get("suffixes"), list):
             raise _Lost(f"greeted with {str(hello)[:100]} instead of protocol {_PROTOCOL}")
@@ -470,9 +480,15 @@ class AgentFilesystem:
         raise _Lost("did not answer in time")
 
     def _exchange(
-        self, request: dict[str, Any], deadline: float, chunks: _Writer | None = None
+        self,
+        request: dict[str, Any],
+        deadline: float,
+        chunks: _Writer | None = None,
+        idle: float | None = None,
     ) -> Any:
-        """Send one request and read its answer (and any ``chunk`` frames into ``chunks``)."""
+        """Send one request and read its answer (and any ``chunk`` frames into ``chunks``;
+        with ``idle``, each chunk moves the deadline to ``idle`` seconds after it, so a long
+        archive is bounded by its progress and the caller's byte limit, not by one timeout)."""
         body = json.dumps(request, separators=(",", ":")).encode()
         if len(body) > _MAX_REQUEST:
             raise WorkspaceAgentError(
@@ -485,7 +501,7 @@ class AgentFilesystem:
         try:
             if not stream.send(_LENGTH.pack(len(body)) + body, deadline):
                 raise _Lost("did not take the request" + (" in time" if not stream.eof else ""))
-            result = self._answer(request["id"], deadline, chunks)
+            result = self._answer(request["id"], deadline, chunks, idle)
             answered = True
             return result
         finally:
@@ -495,7 +511,9 @@ class AgentFilesystem:
                 # this channel is closed and the next operation starts the agent anew.
                 self._close_stream()
 
-    def _answer(self, ident: int, deadline: float, chunks: _Writer | None) -> Any:
+    def _answer(
+        self, ident: int, deadline: float, chunks: _Writer | None, idle: float | None
+    ) -> Any:
         while True:
             message = self._next_message(deadline)
             if message.get("id") != ident:
@@ -505,6 +523,8 @@ class AgentFilesystem:
                     chunks.write(base64.b64decode(message["chunk"], validate=True))
                 except (ValueError, TypeError):
                     raise _Lost("sent a chunk that is not base64") from None
+                if idle is not None:
+                    deadline = time.monotonic() + idle
                 continue
             if "ok" in message:
                 return message["ok"]
@@ -535,7 +555,7 @@ class AgentFilesystem:
         wire = {key: _wire(value) for key, value in (args or {}).items()}
         request = {"id": next(self._ids), "op": op, "args": wire, "drop": drop}
         try:
-            result = self._exchange(request, deadline, chunks)
+            result = self._exchange(request, deadline, chunks, limit if chunks else None)
         except _Lost as lost:
             raise self._lose(str(lost)) from None
         if isinstance(result, _Failed):
@@ -750,9 +770,7 @@ class AgentFilesystem:
             capped = _Capped(spool, max_bytes)
             with self._guarded():
                 sent = _checked(
-                    self._call(
-                        "get", {"path": path}, chunks=capped, timeout=max(self.rpc_timeout, 300.0)
-                    ),
+                    self._call("get", {"path": path}, chunks=capped),
                     dict,
                 )
             spool.seek(0)
