@@ -66,7 +66,10 @@ finally:
 def figures(quick: bool) -> dict[str, list[float]]:
     """Seconds per run of each workload."""
     sys.path.insert(0, str(_TESTS))
-    from _remote_engine import RemoteEngine, missing_tools
+    from _remote_engine import (  # type: ignore[import-not-found]  # tests/podman, put on sys.path above
+        RemoteEngine,
+        missing_tools,
+    )
 
     from haversack_podman._containers_conf import containers_conf_text
 
