@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +21,8 @@ from haversack_podman import (
     podman_binary,
     podman_env,
 )
+
+from ._kube_standin import KubeStandIn, standin_kubeconfig
 
 
 @pytest.fixture
@@ -59,3 +63,31 @@ def _containers_with_label(label: str) -> list[str]:
 def containers_with_label(podman_service: PodmanService) -> Callable[[str], list[str]]:
     """Ids of containers (any state) carrying ``label`` (``key=value``), via the CLI."""
     return _containers_with_label
+
+
+@pytest.fixture
+def kube_standin(podman_service: PodmanService) -> Iterator[KubeStandIn]:
+    """The Kubernetes API stand-in (``_kube_standin``) in front of this worker's real Podman
+    service, on 127.0.0.1; every Pod it made is removed at teardown."""
+    standin = KubeStandIn(podman_service)
+    standin.start()
+    yield standin
+    standin.stop()
+
+
+@pytest.fixture
+def kubeconfig(kube_standin: KubeStandIn, tmp_path) -> Path:
+    """A kubeconfig file naming the stand-in (namespace ``default``, a dummy token)."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(standin_kubeconfig(kube_standin.url))
+    return path
+
+
+@pytest.fixture
+def kube_client(kubeconfig: Path) -> Iterator[Any]:
+    """A lightkube ``Client`` on the stand-in."""
+    from lightkube import Client, KubeConfig
+
+    client = Client(KubeConfig.from_file(kubeconfig))
+    yield client
+    client.close()
