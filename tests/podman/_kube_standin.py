@@ -133,6 +133,9 @@ class KubeStandIn:
         self._runner: web.AppRunner | None = None
         self.url = ""
         self.exec_log: list[tuple[str, str, list[str]]] = []
+        #: Applied to each Pod's manifest as it is admitted: plays a mutating admission
+        #: webhook or LimitRange (a test sets it).
+        self.admit: Callable[[dict[str, Any]], None] | None = None
         self.tag = uuid.uuid4().hex[:8]
 
     # ------------------------------------------------------------------ server
@@ -205,6 +208,8 @@ class KubeStandIn:
             return _status(400, "BadRequest", "the body is not a Pod with metadata.name")
         if not isinstance(containers, list) or not containers:
             return _status(422, "Invalid", "spec.containers: Required value")
+        if self.admit is not None:
+            self.admit(manifest)
         async with self._lock:
             if (ns, name) in self._pods:
                 return _status(409, "AlreadyExists", f'pods "{name}" already exists')
