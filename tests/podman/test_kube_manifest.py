@@ -4,6 +4,7 @@ Regenerate with HAVERSACK_UPDATE_GOLDEN=1 (then read the diff)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -11,10 +12,17 @@ from pathlib import Path
 import pytest
 
 from haversack.errors import PackConfigError
-from haversack_podman import KubernetesConfig, SandboxConfig
+from haversack_podman import KubernetesConfig, SandboxConfig, SandboxError
+from haversack_podman._container import sandbox_spec
 from haversack_podman._kube_manifest import network_policy, parse_quantity, pod_manifest
 
 GOLDEN = Path(__file__).parent / "golden"
+
+
+def _spec(config: SandboxConfig, name: str, owner: str):
+    spec = sandbox_spec(config, name=name, owner=owner, workspace=None)
+    # The creator's pid label varies from run to run.
+    return dataclasses.replace(spec, labels={**spec.labels, "haversack.pid": "4242"})
 
 
 def _check(name: str, value: dict) -> None:
@@ -27,9 +35,8 @@ def _check(name: str, value: dict) -> None:
 
 def test_default_pod_manifest():
     config = SandboxConfig(image="registry.example/sandbox:1", env={"LANG": "C.UTF-8"})
-    _check(
-        "kube_pod_default.json", pod_manifest("haversack-0", "owner0", config, KubernetesConfig())
-    )
+    manifest = pod_manifest(_spec(config, "haversack-0", "owner0"), KubernetesConfig())
+    _check("kube_pod_default.json", manifest)
 
 
 def test_pod_manifest_with_every_option():
@@ -47,7 +54,7 @@ def test_pod_manifest_with_every_option():
         workspace_size="2Gi",
         active_deadline_s=3600,
     )
-    manifest = pod_manifest("haversack-1", "owner1", config, kube, pool="pool1")
+    manifest = pod_manifest(_spec(config, "haversack-1", "owner1"), kube, pool="pool1")
     _check("kube_pod_options.json", manifest)
 
 
@@ -58,7 +65,7 @@ def test_network_policy_denies_everything():
 def test_the_lockdown_holds_for_any_config():
     """Whatever the configuration, the properties the threat model rests on are there."""
     for user in ("1000:1000", "0:0", "65534:65534"):
-        manifest = pod_manifest("p", "o", SandboxConfig(user=user), KubernetesConfig())
+        manifest = pod_manifest(_spec(SandboxConfig(user=user), "p", "o"), KubernetesConfig())
         spec = manifest["spec"]
         (container,) = spec["containers"]
         security = container["securityContext"]
@@ -71,6 +78,12 @@ def test_the_lockdown_holds_for_any_config():
         assert security["runAsNonRoot"] is (user != "0:0")
         assert set(container["resources"]["limits"]) == {"cpu", "memory"}
         assert not {"hostNetwork", "hostPID", "hostIPC"} & set(spec)
+
+
+def test_a_network_other_than_none_is_refused():
+    config = SandboxConfig(network="bridge", accept_network_risk=True)
+    with pytest.raises(SandboxError, match="network 'none' only"):
+        pod_manifest(_spec(config, "p", "o"), KubernetesConfig())
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +19,14 @@ from haversack_podman import (
     PYTHON_IMAGE,
     KubernetesBackend,
     KubernetesConfig,
-    PodGoneError,
+    Sandbox,
     SandboxConfig,
     SandboxError,
     SandboxUnavailableError,
     WarmPool,
 )
+from haversack_podman._backend import ExecRequest
+from haversack_podman._container import GONE_REASON, sandbox_spec
 from haversack_podman._kube import KubeApi
 from haversack_podman._output import CappedBuffer
 from haversack_podman._service import engine_deadline
@@ -61,29 +62,19 @@ def target(request) -> Target:
 
 
 @pytest.fixture
-def backend(target: Target):
-    made = KubernetesBackend(target.config, target.kube)
-    yield made
-    made.remove()
+def make_sandbox(target: Target):
+    """Sandboxes on the target cluster, all closed (their Pods deleted) at teardown."""
+    made: list[Sandbox] = []
 
+    def make(pool: WarmPool | None = None, **options) -> Sandbox:
+        config = SandboxConfig(image=target.config.image, **options)
+        sandbox = Sandbox(config, backend=KubernetesBackend(target.kube, pool=pool))
+        made.append(sandbox)
+        return sandbox
 
-def _run(backend, argv, stdin=None, seconds=60.0, **kwargs):
-    out, err = CappedBuffer(1 << 22), CappedBuffer(1 << 22)
-    code = backend.exec(
-        argv,
-        stdin=stdin,
-        stdout=out,
-        stderr=err,
-        deadline=time.monotonic() + seconds,
-        **kwargs,
-    )
-    return code, b"".join(out._chunks), b"".join(err._chunks)
-
-
-def _processes(backend) -> str:
-    code, out, _ = _run(backend, ["ps"])
-    assert code == 0
-    return out.decode()
+    yield make
+    for sandbox in made:
+        sandbox.close()
 
 
 def _owned(api: KubeApi, owner: str) -> list[str]:
@@ -93,98 +84,116 @@ def _owned(api: KubeApi, owner: str) -> list[str]:
     return [pod.metadata.name for pod in pods]
 
 
-def test_exit_code_output_and_stdin_eof(backend):
-    code, out, err = _run(backend, ["sh", "-c", "cat; echo to-stderr >&2; exit 3"], b"hello\n")
+def test_exit_code_output_and_stdin_eof(make_sandbox):
+    sandbox = make_sandbox()
+    result = sandbox.exec("cat; echo to-stderr >&2; exit 3", stdin="hello\n")
     # cat ended, so the stdin close reached it as EOF.
-    assert (code, out, err) == (3, b"hello\n", b"to-stderr\n")
-    assert _run(backend, ["id", "-u"])[:2] == (0, f"{backend.config.uid}\n".encode())
+    assert (result.exit_code, result.stdout, result.stderr) == (3, "hello\n", "to-stderr\n")
+    assert not result.timed_out
+    assert sandbox.exec("id -u").stdout == f"{sandbox.config.uid}\n"
+    # The resident executor needs an open stdin: every command is one exec here.
+    assert "stdin in one piece" in (sandbox.resident_off or "")
 
 
-def test_binary_data_passes_both_ways_intact(backend):
-    payload = bytes(range(256)) * 2048  # 512 KiB, every byte value, no newline structure
-    code, out, _ = _run(backend, ["cat"], payload)
-    assert code == 0
-    assert out == payload
+def test_working_directory_and_environment(make_sandbox):
+    sandbox = make_sandbox(env={"FROM_CONFIG": "1"})
+    assert sandbox.exec("mkdir -p sub/dir").exit_code == 0
+    result = sandbox.exec('pwd; echo "$FOO $FROM_CONFIG"', cwd="sub/dir", env={"FOO": "a b'c"})
+    assert (result.exit_code, result.stdout) == (0, "/workspace/sub/dir\na b'c 1\n")
+    assert sandbox.exec("true", cwd="missing").exit_code == 126
 
 
-def test_working_directory_and_environment(backend):
-    code, out, _ = _run(
-        backend, ["sh", "-c", 'pwd; echo "$FOO"'], cwd="/tmp", env={"FOO": "a b'c $HOME"}
-    )
-    assert (code, out) == (0, b"/tmp\na b'c $HOME\n")
-    assert _run(backend, ["true"], cwd="/no/such/dir")[0] == 126
+def test_binary_data_passes_both_ways_intact(target):
+    backend = KubernetesBackend(target.kube)
+    spec = sandbox_spec(target.config, name="haversack-binary", owner="binary", workspace=None)
+    ref = backend.create(spec)
+    try:
+        backend.start(ref)
+        payload = bytes(range(256)) * 2048  # 512 KiB, every byte value
+        out, err = CappedBuffer(1 << 22), CappedBuffer(1 << 22)
+        exec_id = backend.create_exec(ref, ExecRequest(("cat",), "", "/", stdin=True))
+        channel = backend.attach_exec(exec_id, payload, out, err)
+        assert channel.pump(time.monotonic() + 60)
+        assert channel.exit_code(killed=False) == 0
+        assert b"".join(out._chunks) == payload
+    finally:
+        assert backend.remove(ref)
+    assert target.api().get_pod(ref) is None
 
 
-def test_a_command_past_its_deadline_returns_none_and_quiesce_ends_it(backend):
-    code, out, _ = _run(backend, ["sh", "-c", "echo started; exec sleep 300"], seconds=10)
-    assert (code, out) == (None, b"started\n")
-    assert "sleep 300" in _processes(backend)  # it goes on: Kubernetes has no exec kill
-    assert backend.quiesce(time.monotonic() + 60), backend.unquiet
-    assert "sleep 300" not in _processes(backend)
+def test_a_timed_out_command_is_killed_with_everything_it_started(make_sandbox):
+    sandbox = make_sandbox()
+    result = sandbox.exec("echo started; sleep 301 & exec sleep 300", timeout_s=5)
+    assert result.timed_out
+    assert result.exit_code == 137
+    assert result.stdout == "started\n"
+    listing = sandbox.exec("ps").stdout
+    assert "sleep 300" not in listing
+    assert "sleep 301" not in listing
 
 
-def test_quiesce_ends_what_a_command_left_running(backend):
-    code, _, _ = _run(backend, ["sh", "-c", "setsid sleep 301 & sleep 302 & exit 0"])
-    assert code == 0
-    before = _processes(backend)
-    assert "sleep 301" in before
-    assert "sleep 302" in before
-    assert backend.quiesce(time.monotonic() + 60), backend.unquiet
-    after = _processes(backend)
-    assert "sleep 301" not in after
-    assert "sleep 302" not in after
-    assert _run(backend, ["echo", "still-usable"])[:2] == (0, b"still-usable\n")
+def test_nothing_a_command_left_running_survives_it(make_sandbox):
+    sandbox = make_sandbox()
+    assert sandbox.exec("setsid sleep 302 & sleep 303 & exit 0").exit_code == 0
+    listing = sandbox.exec("ps").stdout
+    assert "sleep 302" not in listing
+    assert "sleep 303" not in listing
+    assert sandbox.exec("echo still-usable").stdout == "still-usable\n"
 
 
-def test_remove_deletes_the_pod_and_its_network_policy(backend, target):
+def test_close_deletes_the_pod_and_its_network_policy(make_sandbox, target):
     from lightkube import ApiError
     from lightkube.resources.networking_v1 import NetworkPolicy
 
-    name = backend.start()
+    sandbox = make_sandbox()
+    assert sandbox.exec("true").exit_code == 0
+    name = sandbox.container_id
     api = target.api()
     assert api.get_pod(name) is not None
     policy = api.call("get", lambda c: c.get(NetworkPolicy, name))
-    assert policy.spec.podSelector.matchLabels == {OWNER_LABEL: backend.id}
+    assert policy.spec.podSelector.matchLabels == {OWNER_LABEL: sandbox.id}
     assert policy.spec.policyTypes == ["Ingress", "Egress"]
-    backend.remove()
+    sandbox.close()
     assert api.get_pod(name) is None
     with pytest.raises(ApiError) as gone:
         api.call("get", lambda c: c.get(NetworkPolicy, name))
     assert gone.value.status.code == 404
 
 
-def test_a_pod_deleted_from_outside_is_reported_and_replaced(backend, target):
-    first = backend.start()
+def test_a_pod_deleted_from_outside_is_recreated_and_the_model_told(make_sandbox, target):
+    sandbox = make_sandbox()
+    assert sandbox.exec("true").exit_code == 0
+    first = sandbox.container_id
     target.api().delete(first)
-    with pytest.raises(PodGoneError, match=first):
-        _run(backend, ["true"])
-    second = backend.recreate()
-    assert second != first
-    assert _run(backend, ["echo", "back"])[:2] == (0, b"back\n")
+    result = sandbox.exec("echo back")
+    assert (result.exit_code, result.stdout) == (0, "back\n")
+    assert result.restart_reason == GONE_REASON
+    assert sandbox.container_id != first
 
 
 def test_a_pod_that_cannot_start_is_an_error_and_leaves_nothing(target):
-    config = SandboxConfig(image="localhost/haversack-no-such-image:0")
-    kube = KubernetesConfig(
-        kubeconfig=target.kube.kubeconfig, namespace=target.kube.namespace, start_timeout_s=60
+    sandbox = Sandbox(
+        SandboxConfig(image="localhost/haversack-no-such-image:0"),
+        backend=KubernetesBackend(target.kube),
     )
-    backend = KubernetesBackend(config, kube)
-    with pytest.raises(SandboxError):
-        backend.start()
-    assert backend.pod is None
-    assert _owned(target.api(), backend.id) == []
+    try:
+        with pytest.raises(SandboxError):
+            sandbox.exec("true")
+        assert _owned(target.api(), sandbox.id) == []
+    finally:
+        sandbox.close()
 
 
 @standin_only
-def test_limits_the_cluster_rewrote_are_refused(target):
+def test_limits_the_cluster_rewrote_are_refused(make_sandbox, target):
     def halve_memory(manifest):
         limits = manifest["spec"]["containers"][0]["resources"]["limits"]
         limits["memory"] = str(int(limits["memory"]) // 2)
 
     target.standin.admit = halve_memory
-    backend = KubernetesBackend(target.config, target.kube)
-    with pytest.raises(SandboxError, match="changed the limits"):
-        backend.start()
+    sandbox = make_sandbox()
+    with pytest.raises(SandboxError, match="did not keep the sandbox's limits"):
+        sandbox.exec("true")
     assert target.standin.pod_names() == []
 
 
@@ -206,66 +215,58 @@ def test_an_unreadable_kubeconfig_is_a_clear_error(tmp_path):
         KubeApi(KubernetesConfig(kubeconfig=path))
 
 
-def test_the_warm_pool_serves_the_first_command_from_a_started_pod(target):
-    kube = KubernetesConfig(
-        kubeconfig=target.kube.kubeconfig, namespace=target.kube.namespace, warm_pool=1
+def _pool_config(target: Target, size: int) -> KubernetesConfig:
+    return KubernetesConfig(
+        kubeconfig=target.kube.kubeconfig, namespace=target.kube.namespace, warm_pool=size
     )
-    pool = WarmPool(target.config, kube)
+
+
+def test_the_warm_pool_serves_the_first_command_from_a_started_pod(make_sandbox, target):
+    pool = WarmPool(target.config, _pool_config(target, 1))
     try:
         pool.fill()
         (warm,) = pool.ready
         # Mark the started Pod, so the command below shows which Pod served it.
-        assert _run_in(pool.api, warm, ["sh", "-c", "echo warm > /tmp/marker"]) == 0
-        backend = KubernetesBackend(target.config, kube, pool=pool)
-        try:
-            code, out, _ = _run(backend, ["cat", "/tmp/marker"])
-            assert (code, out) == (0, b"warm\n")
-            assert backend.pod == warm
-            assert pool.wait(300), pool.error
-            (replacement,) = pool.ready
-            assert replacement != warm
-        finally:
-            backend.remove()
-        pool.close()
-        assert pool.ready == []
-        assert pool.api.get_pod(replacement) is None
+        sink = CappedBuffer(1024)
+        marked = pool.api.exec(
+            warm, ["sh", "-c", "echo warm > /tmp/marker"], stdin=None, stdout=sink,
+            stderr=sink, deadline=time.monotonic() + 60,
+        )  # fmt: skip
+        assert marked == 0
+        sandbox = make_sandbox(pool=pool)
+        result = sandbox.exec("cat /tmp/marker")
+        assert (result.exit_code, result.stdout) == (0, "warm\n")
+        assert sandbox.container_id == warm
+        assert pool.wait(300), pool.error
+        (replacement,) = pool.ready
+        assert replacement != warm
+        sandbox.close()
+        assert pool.api.get_pod(warm) is None
     finally:
         pool.close()
+    assert pool.ready == []
+    assert pool.api.get_pod(replacement) is None
 
 
-def test_an_empty_pool_lets_the_backend_create_its_own_pod(target):
-    kube = KubernetesConfig(
-        kubeconfig=target.kube.kubeconfig, namespace=target.kube.namespace, warm_pool=1
-    )
-    pool = WarmPool(target.config, kube)
-    backend = KubernetesBackend(target.config, kube, pool=pool)
+def test_a_pool_serves_only_sandboxes_of_its_config(make_sandbox, target):
+    pool = WarmPool(target.config, _pool_config(target, 1))
     try:
-        assert _run(backend, ["true"])[0] == 0
-        assert backend.pod is not None
-        assert backend.pod not in pool.ready
+        pool.fill()
+        (warm,) = pool.ready
+        other = make_sandbox(pool=pool, memory="256m")
+        assert other.exec("true").exit_code == 0
+        assert other.container_id != warm
+        assert pool.ready == [warm]
     finally:
-        backend.remove()
         pool.close()
 
 
-def _run_in(api: KubeApi, pod: str, argv: list[str]) -> int | None:
-    sink = CappedBuffer(1024)
-    return api.exec(pod, argv, stdin=None, stdout=sink, stderr=sink, deadline=time.monotonic() + 60)
-
-
-def test_concurrent_backends_do_not_share_pods(target):
-    made = [KubernetesBackend(target.config, target.kube) for _ in range(2)]
-    results: list[tuple[int | None, bytes, bytes]] = []
+def test_an_empty_pool_lets_the_backend_create_its_own_pod(make_sandbox, target):
+    pool = WarmPool(target.config, _pool_config(target, 1))
     try:
-        threads = [
-            threading.Thread(target=lambda b=b: results.append(_run(b, ["hostname"]))) for b in made
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert [r[0] for r in results] == [0, 0]
-        assert made[0].pod != made[1].pod
+        sandbox = make_sandbox(pool=pool)
+        assert sandbox.exec("true").exit_code == 0
+        assert sandbox.container_id is not None
+        assert sandbox.container_id not in pool.ready
     finally:
-        for b in made:
-            b.remove()
+        pool.close()

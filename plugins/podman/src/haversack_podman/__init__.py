@@ -28,8 +28,7 @@ if TYPE_CHECKING:
     from ._images import ImageBuild as ImageBuild
     from ._images import build_images as build_images
     from ._images import image_exists as image_exists
-    from ._kube import KubernetesBackend as KubernetesBackend
-    from ._kube import PodGoneError as PodGoneError
+    from ._kube_backend import KubernetesBackend as KubernetesBackend
     from ._kube_config import KubernetesConfig as KubernetesConfig
     from ._kube_pool import WarmPool as WarmPool
     from ._labels import OWNER_LABEL as OWNER_LABEL
@@ -61,14 +60,13 @@ _EXPORTS: dict[str, str] = {
     "ExecResult": "._sandbox",
     "IMAGE_LABEL": "._images",
     "ImageBuild": "._images",
-    "KubernetesBackend": "._kube",
+    "KubernetesBackend": "._kube_backend",
     "KubernetesConfig": "._kube_config",
     "MAX_COMMAND_CHARS": "._tools",
     "MAX_STDIN_BYTES": "._tools",
     "OWNER_LABEL": "._labels",
     "PID_LABEL": "._labels",
     "PYTHON_IMAGE": "._config",
-    "PodGoneError": "._kube",
     "PodmanService": "._service",
     "SANDBOX_LABEL": "._labels",
     "SECTION_KEY": "._section",

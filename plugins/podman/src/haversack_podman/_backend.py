@@ -8,7 +8,8 @@ inspect it, count its processes, open an exec channel into it, load images, say 
 ``Filesystem`` is the workspace, and list the sandboxes it owns.
 
 Implementations: ``PodmanBackend`` (``_podman_backend``: a Podman service on this host, the
-workspace a host directory bind-mounted into the container).
+workspace a host directory bind-mounted into the container) and ``KubernetesBackend``
+(``_kube_backend``: one Pod per sandbox, reached through lightkube).
 
 Every engine request a backend makes is bounded by the caller's deadline
 (:func:`haversack_podman._service.engine_deadline` / ``request_timeout``): a backend never
@@ -63,12 +64,15 @@ class BackendCaps:
       mode: ``kill -9 -1`` as the command user, the process count, then ``pause``.
     - ``engine_pause``: the engine can pause a container (Podman yes, Kubernetes no: there the
       sandbox is only kept unused under the lock once its processes are killed).
+    - ``pids_limit``: the engine applies a per-sandbox pids limit (Kubernetes has none: the
+      node's ``podPidsLimit`` applies), so ``dropped_limits`` checks it.
     """
 
     kind: str
     host_workspace: bool
     kernel_freezer: bool
     engine_pause: bool
+    pids_limit: bool = True
 
 
 @dataclass(frozen=True, slots=True)

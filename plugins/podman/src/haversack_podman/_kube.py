@@ -11,31 +11,22 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from haversack import check_cancelled
 
+from ._backend import BackendGoneError
 from ._errors import SandboxError, SandboxUnavailableError
-from ._kube_manifest import (
-    QUIESCE_SCRIPT,
-    SANDBOX_CONTAINER,
-    network_policy,
-    parse_quantity,
-    pod_manifest,
-    resource_limits,
-)
-from ._output import CappedBuffer
+from ._kube_manifest import SANDBOX_CONTAINER, network_policy
+from ._labels import OWNER_LABEL
 from ._service import request_timeout
 
 if TYPE_CHECKING:
-    from ._config import SandboxConfig
-    from ._exec_stream import Sink
+    from ._backend import Sink
     from ._kube_config import KubernetesConfig
-    from ._kube_pool import WarmPool
 
-__all__ = ["KubeApi", "KubernetesBackend", "PodGoneError"]
+__all__ = ["KubeApi", "create_pod"]
 
 _T = TypeVar("_T")
 #: How long a bounded request may run past its own timeout before it is abandoned.
@@ -60,10 +51,6 @@ _WRAPPER: Final = (
     'while [ "$n" -gt 0 ]; do export "$1"; shift; n=$((n - 1)); done; exec "$@"'
 )
 _INSTALL_HINT: Final = "install it: pip install 'haversack-podman[kubernetes]'"
-
-
-class PodGoneError(SandboxError):
-    """The sandbox's Pod no longer exists (deleted from outside, or evicted)."""
 
 
 def _lightkube() -> Any:
@@ -97,13 +84,14 @@ class KubeApi:
         self.namespace: str = kube.namespace or self._config.namespace or "default"
         self.server: str = str(self._config.cluster.server)
 
-    def _client(self, seconds: float) -> Any:
+    def new_client(self, seconds: float, *, read: float | None = -1.0) -> Any:
+        """A lightkube ``Client`` whose requests wait at most ``seconds`` (``read``: another
+        bound for reading an answer, None for none: a streaming exec)."""
         import httpx2
 
         lightkube = _lightkube()
-        return lightkube.Client(
-            self._config, namespace=self.namespace, timeout=httpx2.Timeout(seconds)
-        )
+        timeout = httpx2.Timeout(seconds, read=seconds if read == -1.0 else read)
+        return lightkube.Client(self._config, namespace=self.namespace, timeout=timeout)
 
     def call(self, what: str, fn: Callable[[Any], _T], seconds: float | None = None) -> _T:
         """``fn(client)`` on a fresh client, bounded by ``seconds`` (default: the call's
@@ -112,7 +100,7 @@ class KubeApi:
         import httpx2
 
         limit = request_timeout() if seconds is None else max(seconds, 0.001)
-        client = self._client(limit)
+        client = self.new_client(limit)
         outcome: list[tuple[bool, Any]] = []
 
         def run() -> None:
@@ -155,7 +143,7 @@ class KubeApi:
     # ------------------------------------------------------------------ objects
     def create_pod(self, manifest: dict[str, Any], policy: dict[str, Any]) -> None:
         """Create the deny-all NetworkPolicy, then the Pod it selects (so the Pod never runs
-        without it)."""
+        without it); when the Pod is refused, the policy is deleted again."""
         from lightkube.resources.core_v1 import Pod
         from lightkube.resources.networking_v1 import NetworkPolicy
 
@@ -164,7 +152,12 @@ class KubeApi:
             f"POST networkpolicies {name}",
             lambda c: c.create(NetworkPolicy.from_dict(policy)),
         )
-        self._checked(f"POST pods {name}", lambda c: c.create(Pod.from_dict(manifest)))
+        try:
+            self._checked(f"POST pods {name}", lambda c: c.create(Pod.from_dict(manifest)))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.delete(name)  # the policy made for it (and a Pod half made)
+            raise
 
     def get_pod(self, name: str) -> dict[str, Any] | None:
         """The Pod as the API returns it, or None when it does not exist."""
@@ -197,13 +190,13 @@ class KubeApi:
                 if exc.status.code != 404:
                     raise self._error(f"DELETE {label} {name}", exc) from exc
 
-    def wait_running(self, name: str, limits: Mapping[str, str], deadline: float) -> None:
-        """Wait until the Pod runs and its sandbox container is ready, then check that the
-        limits the API returns are the ones asked for; raise with the reason otherwise."""
+    def wait_running(self, name: str, deadline: float) -> None:
+        """Wait until the Pod runs and its sandbox container is ready; raise with the
+        reason when it cannot start or ``deadline`` passes."""
         while True:
             pod = self.get_pod(name)
             if pod is None:
-                raise PodGoneError(f"The sandbox Pod {name} disappeared while starting.")
+                raise BackendGoneError(f"The sandbox Pod {name} disappeared while starting.")
             status = pod.get("status") or {}
             phase = status.get("phase")
             states = {s.get("name"): s for s in status.get("containerStatuses") or []}
@@ -215,7 +208,6 @@ class KubeApi:
                     f"The sandbox Pod {name} cannot run (phase {phase}: {why or 'no reason'})."
                 )
             if phase == "Running" and sandbox.get("ready"):
-                self._check_limits(name, pod, limits)
                 return
             if time.monotonic() >= deadline:
                 raise SandboxUnavailableError(
@@ -225,21 +217,6 @@ class KubeApi:
                 )
             check_cancelled()
             time.sleep(_POLL_S)
-
-    def _check_limits(self, name: str, pod: dict[str, Any], asked: Mapping[str, str]) -> None:
-        containers = {c.get("name"): c for c in pod.get("spec", {}).get("containers", [])}
-        got = (containers.get(SANDBOX_CONTAINER, {}).get("resources") or {}).get("limits") or {}
-        wrong = []
-        for key, value in asked.items():
-            have = got.get(key)
-            if have is None or parse_quantity(str(have)) != parse_quantity(value):
-                wrong.append(f"{key}: asked {value}, the cluster has {have!r}")
-        if wrong:
-            raise SandboxError(
-                f"The cluster changed the limits of the sandbox Pod {name} ({'; '.join(wrong)}); "
-                "an admission policy or LimitRange rewrote them. The sandbox is refused rather "
-                "than run with limits other than configured."
-            )
 
     def _checked(self, what: str, fn: Callable[[Any], Any]) -> Any:
         from lightkube import ApiError
@@ -302,7 +279,7 @@ class KubeApi:
         except WebSocketUpgradeError as exc:
             code = exc.response.status_code
             if code == 404:
-                raise PodGoneError(f"The sandbox Pod {pod} no longer exists.") from exc
+                raise BackendGoneError(f"The sandbox Pod {pod} no longer exists.") from exc
             raise SandboxError(
                 f"The Kubernetes API refused an exec in {pod} (HTTP {code})."
             ) from exc
@@ -312,101 +289,15 @@ class KubeApi:
             ) from exc
 
 
-class KubernetesBackend:
-    """One sandbox as one Pod: created (or taken from a :class:`WarmPool`) on ``start``,
-    commands run with :meth:`exec`, :meth:`quiesce` between commands, deleted by
-    :meth:`remove`. Not thread-safe: the sandbox above it runs one command at a time."""
-
-    kind: Final = "kubernetes"
-
-    def __init__(
-        self,
-        config: SandboxConfig,
-        kube: KubernetesConfig,
-        *,
-        api: KubeApi | None = None,
-        pool: WarmPool | None = None,
-    ) -> None:
-        self.config = config
-        self.kube = kube
-        self.api = api if api is not None else KubeApi(kube)
-        self.pool = pool
-        self.id = uuid.uuid4().hex
-        #: The Pod serving this sandbox, once started.
-        self.pod: str | None = None
-        #: Why the last :meth:`quiesce` failed (empty when it succeeded).
-        self.unquiet = ""
-
-    def start(self) -> str:
-        """Make sure a Pod runs for this sandbox (idempotent); returns its name. A warm
-        pool's ready Pod is taken when there is one."""
-        if self.pod is not None:
-            return self.pod
-        if self.pool is not None:
-            claimed = self.pool.claim()
-            if claimed is not None:
-                self.pod = claimed
-                return claimed
-        self.pod = create_pod(self.api, self.config, owner=self.id)
-        return self.pod
-
-    def exec(
-        self,
-        argv: Sequence[str],
-        *,
-        stdin: bytes | None,
-        stdout: Sink,
-        stderr: Sink,
-        deadline: float,
-        cwd: str = "/workspace",
-        env: Mapping[str, str] | None = None,
-    ) -> int | None:
-        """Run one command in the sandbox container as the command user (Kubernetes exec
-        takes no directory, environment or user: the first two are set by a ``sh`` wrapper,
-        the user is the container's): its exit code, or None at the deadline."""
-        pod = self.start()
-        pairs = [f"{key}={value}" for key, value in (env or {}).items()]
-        wrapped = ["sh", "-c", _WRAPPER, "sh", cwd, str(len(pairs)), *pairs, *argv]
-        return self.api.exec(
-            pod, wrapped, stdin=stdin, stdout=stdout, stderr=stderr, deadline=deadline
-        )
-
-    def quiesce(self, deadline: float) -> bool:
-        """Kill every process of the command user in the sandbox container except PID 1
-        (``kill -9 -1``, run as that user) and check /proc: True when nothing is left.
-        There is no freezer: see docs/packs/podman.md for what this guarantees."""
-        if self.pod is None:
-            return True
-        out = CappedBuffer(4096)
-        code = self.api.exec(
-            self.pod, ["sh", "-c", QUIESCE_SCRIPT], stdin=None, stdout=out, stderr=out,
-            deadline=deadline,
-        )  # fmt: skip
-        self.unquiet = "" if code == 0 else f"exit code {code}: {out.text().strip()}"
-        return code == 0
-
-    def recreate(self) -> str:
-        """Replace the Pod by a new one (``emptyDir`` volumes, the workspace with them, do
-        not survive); returns the new Pod's name."""
-        self.remove()
-        return self.start()
-
-    def remove(self) -> None:
-        """Delete the Pod and its NetworkPolicy (idempotent)."""
-        pod, self.pod = self.pod, None
-        if pod is not None:
-            self.api.delete(pod)
-
-
-def create_pod(api: KubeApi, config: SandboxConfig, *, owner: str, pool: str | None = None) -> str:
-    """Create one sandbox Pod and its NetworkPolicy and wait until it runs with the limits
-    asked for; returns its name. On any failure both are deleted again."""
-    name = f"haversack-{uuid.uuid4().hex[:16]}"
-    manifest = pod_manifest(name, owner, config, api.kube, pool=pool)
+def create_pod(api: KubeApi, manifest: dict[str, Any]) -> str:
+    """Create a sandbox Pod and its NetworkPolicy and wait until it runs; returns its name.
+    On any failure both are deleted again."""
+    name = str(manifest["metadata"]["name"])
+    owner = str(manifest["metadata"]["labels"][OWNER_LABEL])
     deadline = time.monotonic() + api.kube.start_timeout_s
     try:
         api.create_pod(manifest, network_policy(name, owner))
-        api.wait_running(name, resource_limits(config), deadline)
+        api.wait_running(name, deadline)
     except BaseException:
         with contextlib.suppress(Exception):
             api.delete(name)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ._config import SandboxConfig
-from ._kube_config import KubernetesConfig
+from ._config import parse_bytes
+from ._errors import SandboxError
 from ._labels import OWNER_LABEL, SANDBOX_LABEL
+
+if TYPE_CHECKING:
+    from ._backend import SandboxSpec
+    from ._kube_config import KubernetesConfig
 
 __all__ = [
     "SANDBOX_INIT",
     "POOL_LABEL",
-    "QUIESCE_SCRIPT",
+    "COUNT_SCRIPT",
     "SANDBOX_CONTAINER",
     "network_policy",
     "parse_quantity",
@@ -29,32 +33,19 @@ _WORKDIR: Final = "/workspace"
 #: command user too; it must reap the orphans ``kill -9 -1`` leaves to it (a plain ``sleep``
 #: would keep them as zombies), which the shell does while it waits for its ``sleep``.
 SANDBOX_INIT: Final = "trap 'exit 0' TERM; while :; do sleep 2147483647; done"
-#: Run by exec as the command user between commands, in place of a freezer: ``kill -9 -1``
-#: (every process of that user but PID 1 and this shell, atomic against fork), then a look at
-#: /proc until nothing but PID 1, its ``sleep`` (started after this check) and zombies is
-#: left (a killed process takes a moment to die: up to 40 rounds 50 ms apart). Exit 0:
-#: quiet; 1, printing what is left: not quiet.
-QUIESCE_SCRIPT: Final = r"""
-read -r line < /proc/$$/stat; set -- ${line##*) }; mine=${20}
-round=0
-while :; do
-  kill -9 -1 2>/dev/null
-  left=
-  for dir in /proc/[0-9]*; do
-    pid=${dir#/proc/}
-    if [ "$pid" = 1 ] || [ "$pid" = $$ ]; then continue; fi
-    read -r line < "$dir/stat" 2>/dev/null || continue
-    comm=${line#*(}; comm=${comm%) *}
-    set -- ${line##*) }
-    case $1 in Z|X) continue;; esac
-    if [ "$2" = 1 ] && [ "$comm" = sleep ] && [ "${20}" -ge "$mine" ]; then continue; fi
-    left="$left $pid($comm,$1)"
-  done
-  [ -z "$left" ] && exit 0
-  round=$((round + 1))
-  if [ "$round" -ge 40 ]; then echo "left:$left"; exit 1; fi
-  sleep 0.05 2>/dev/null || sleep 1
+#: Counts the container's live processes from /proc (zombies and itself left out): the
+#: process list ``Container``'s engine-mode quiescence compares with the baseline (PID 1 and
+#: its ``sleep``) after ``kill -9 -1``. Kubernetes has no ``top``, so this is one exec.
+COUNT_SCRIPT: Final = r"""
+n=0
+for dir in /proc/[0-9]*; do
+  [ "${dir#/proc/}" = "$$" ] && continue
+  read -r line < "$dir/stat" 2>/dev/null || continue
+  set -- ${line##*) }
+  case $1 in Z|X) continue;; esac
+  n=$((n + 1))
 done
+echo "$n"
 """
 _QUANTITY: Final = re.compile(r"([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?")
 _FACTORS: Final = {
@@ -80,17 +71,19 @@ def parse_quantity(text: str) -> float:
     return float(found.group(1)) * _FACTORS[found.group(2)]
 
 
-def resource_limits(config: SandboxConfig) -> dict[str, str]:
-    """The sandbox container's ``resources.limits`` (also its requests)."""
-    return {"cpu": f"{round(config.cpus * 1000)}m", "memory": str(config.memory_bytes)}
+def resource_limits(spec: SandboxSpec) -> dict[str, str]:
+    """The sandbox container's ``resources.limits`` (also its requests): CPU in millicores
+    (the finest Kubernetes takes; the read-back check refuses a quota it rounded)."""
+    millicores = round(spec.cpu_quota * 1000 / spec.cpu_period)
+    return {"cpu": f"{millicores}m", "memory": str(spec.memory_bytes)}
 
 
-def _security(config: SandboxConfig) -> dict[str, Any]:
+def _security(uid: int, gid: int, read_only: bool) -> dict[str, Any]:
     return {
-        "runAsUser": config.uid,
-        "runAsGroup": config.gid,
-        "runAsNonRoot": config.uid != 0,
-        "readOnlyRootFilesystem": config.read_only,
+        "runAsUser": uid,
+        "runAsGroup": gid,
+        "runAsNonRoot": uid != 0,
+        "readOnlyRootFilesystem": read_only,
         "allowPrivilegeEscalation": False,
         "privileged": False,
         "capabilities": {"drop": ["ALL"]},
@@ -99,49 +92,52 @@ def _security(config: SandboxConfig) -> dict[str, Any]:
 
 
 def pod_manifest(
-    name: str,
-    owner: str,
-    config: SandboxConfig,
-    kube: KubernetesConfig,
-    *,
-    pool: str | None = None,
+    spec: SandboxSpec, kube: KubernetesConfig, *, pool: str | None = None
 ) -> dict[str, Any]:
-    """The sandbox Pod: one locked-down container running :data:`SANDBOX_INIT` as the command
-    user, the workspace an ``emptyDir`` at /workspace, /tmp an in-memory ``emptyDir`` of
-    ``tmpfs_size``, no service account token, no service links, never restarted."""
-    labels = {SANDBOX_LABEL: "1", OWNER_LABEL: owner}
+    """The sandbox Pod of ``spec``: one locked-down container running :data:`SANDBOX_INIT`
+    as the command user (Kubernetes exec cannot choose a user, so ``baseline_user`` has no
+    place here, and ``cap_add`` no holder: nothing in the Pod runs as root), the workspace an
+    ``emptyDir`` at ``workdir``, /tmp an in-memory ``emptyDir`` of ``tmpfs_size``, no
+    service account token, no service links, never restarted."""
+    if spec.network != "none":
+        raise SandboxError(
+            f"The Kubernetes backend runs sandboxes with network 'none' only (a deny-all "
+            f"NetworkPolicy); {spec.network!r} has no Pod equivalent."
+        )
+    labels = dict(spec.labels)
     if pool is not None:
         labels[POOL_LABEL] = pool
-    limits = resource_limits(config)
+    uid, gid = spec.workspace_owner
+    limits = resource_limits(spec)
     workspace: dict[str, Any] = {}
     if kube.workspace_size is not None:
         workspace["sizeLimit"] = kube.workspace_size
-    tmp = {"medium": "Memory", "sizeLimit": str(_bytes(config.tmpfs_size))}
-    spec: dict[str, Any] = {
+    tmp = {"medium": "Memory", "sizeLimit": str(parse_bytes(spec.tmpfs_size))}
+    pod: dict[str, Any] = {
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         "restartPolicy": "Never",
         "activeDeadlineSeconds": kube.active_deadline_s,
         "terminationGracePeriodSeconds": 0,
-        "hostname": "sandbox",
+        "hostname": spec.hostname,
         "securityContext": {
-            "runAsUser": config.uid,
-            "runAsGroup": config.gid,
-            "runAsNonRoot": config.uid != 0,
+            "runAsUser": uid,
+            "runAsGroup": gid,
+            "runAsNonRoot": uid != 0,
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         "containers": [
             {
                 "name": SANDBOX_CONTAINER,
-                "image": config.image,
+                "image": spec.image,
                 "imagePullPolicy": kube.image_pull_policy,
                 "command": ["sh", "-c", SANDBOX_INIT],
-                "workingDir": _WORKDIR,
-                "env": [{"name": key, "value": value} for key, value in config.env.items()],
-                "securityContext": _security(config),
+                "workingDir": spec.workdir,
+                "env": [{"name": key, "value": value} for key, value in spec.env.items()],
+                "securityContext": _security(uid, gid, spec.read_only),
                 "resources": {"limits": limits, "requests": dict(limits)},
                 "volumeMounts": [
-                    {"name": "workspace", "mountPath": _WORKDIR},
+                    {"name": "workspace", "mountPath": spec.workdir},
                     {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - the Pod's own
                 ],
             }
@@ -152,12 +148,12 @@ def pod_manifest(
         ],
     }
     if kube.runtime_class is not None:
-        spec["runtimeClassName"] = kube.runtime_class
+        pod["runtimeClassName"] = kube.runtime_class
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "labels": labels},
-        "spec": spec,
+        "metadata": {"name": spec.name, "labels": labels},
+        "spec": pod,
     }
 
 
@@ -175,9 +171,3 @@ def network_policy(name: str, owner: str) -> dict[str, Any]:
             "egress": [],
         },
     }
-
-
-def _bytes(size: str) -> int:
-    from ._config import parse_bytes
-
-    return parse_bytes(size)

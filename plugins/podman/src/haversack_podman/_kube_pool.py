@@ -9,9 +9,10 @@ import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Final
 
-from ._kube import KubeApi, create_pod
+from ._kube import KubeApi
 
 if TYPE_CHECKING:
+    from ._backend import SandboxSpec
     from ._config import SandboxConfig
     from ._kube_config import KubernetesConfig
 
@@ -24,19 +25,24 @@ _CLOSE_WAIT_S: Final = 30.0
 class WarmPool:
     """Keeps ``kube.warm_pool`` started sandbox Pods (one ``SandboxConfig`` for all) ready.
 
-    :meth:`claim` hands one over (it is then the claimer's, deleted by its backend) and a
-    background thread starts a replacement; with none ready it returns None and the caller
-    creates its own Pod. Each Pod is new (never reused across sessions, so nothing of one
-    session reaches another). :meth:`close` deletes the Pods never claimed.
+    A ``KubernetesBackend`` given the pool takes one for each new sandbox (:meth:`claim`;
+    the Pod is then the sandbox's, deleted with it) and a background thread starts a
+    replacement; with none ready the backend creates its own Pod. Each Pod is new (never
+    reused across sessions, so nothing of one session reaches another). Only sandboxes whose
+    Pod would be the same (:meth:`serves`) take one. :meth:`close` deletes the Pods never
+    claimed.
     """
 
     def __init__(
         self, config: SandboxConfig, kube: KubernetesConfig, *, api: KubeApi | None = None
     ) -> None:
+        from ._container import sandbox_spec
+
         self.config = config
         self.size = kube.warm_pool
         self.api = api if api is not None else KubeApi(kube)
         self.id = uuid.uuid4().hex[:16]
+        self._spec = sandbox_spec(config, name="pool", owner=self.id, workspace=None)
         self._ready: deque[str] = deque()
         self._lock = threading.Lock()
         self._closed = False
@@ -53,12 +59,14 @@ class WarmPool:
     def fill(self) -> None:
         """Create Pods until ``size`` are ready (each bounded by ``start_timeout_s``); the
         first failure is recorded in :attr:`error` and raised."""
+        from ._kube_backend import make_pool_pod
+
         while True:
             with self._lock:
                 if self._closed or len(self._ready) >= self.size:
                     return
             try:
-                name = create_pod(self.api, self.config, owner=uuid.uuid4().hex, pool=self.id)
+                name = make_pool_pod(self.api, self._spec, self.id)
             except BaseException as exc:
                 self.error = exc
                 raise
@@ -94,6 +102,14 @@ class WarmPool:
             refill.join(timeout)
         with self._lock:
             return len(self._ready) >= self.size
+
+    def serves(self, spec: SandboxSpec) -> bool:
+        """Whether this pool's Pods are what ``spec`` asks for (the same Pod spec: image,
+        user, limits, environment...), so one may stand in for it."""
+        from ._kube_manifest import pod_manifest
+
+        kube = self.api.kube
+        return bool(pod_manifest(spec, kube)["spec"] == pod_manifest(self._spec, kube)["spec"])
 
     def claim(self) -> str | None:
         """A ready Pod's name, now the caller's, or None when none is ready; a replacement
