@@ -270,3 +270,46 @@ def test_an_empty_pool_lets_the_backend_create_its_own_pod(make_sandbox, target)
         assert sandbox.container_id not in pool.ready
     finally:
         pool.close()
+
+
+# A writer thread appends every 10 ms; the main thread then leaves with a raw SYS_exit (60 on
+# x86-64), so /proc/<pid>/stat shows a zombie while the thread runs (the red team's escape
+# from the old group sweep; tests/podman/test_containment.py has the local Podman side).
+ZOMBIE_WRITER = r"""
+import ctypes, os, sys, threading, time
+path = sys.argv[1]
+def write():
+    while True:
+        with open(path, "a") as f:
+            f.write("x\n")
+        time.sleep(0.01)
+threading.Thread(target=write).start()
+while not os.path.exists(path):
+    time.sleep(0.001)
+ctypes.CDLL(None, use_errno=True).syscall(60, 0)
+"""
+
+
+@standin_only  # needs python3 in the image
+def test_a_zombie_leader_with_a_running_thread_does_not_survive_its_command(make_sandbox):
+    sandbox = make_sandbox()
+    assert sandbox.exec("cat > /tmp/z.py", stdin=ZOMBIE_WRITER).exit_code == 0
+    started = sandbox.exec(
+        "python3 /tmp/z.py /workspace/grow.txt > /dev/null 2>&1 & p=$!; "
+        "until [ -s /workspace/grow.txt ] && grep -q ') Z' /proc/$p/stat; do sleep 0.01; done"
+    )
+    assert started.exit_code == 0
+    # Each probe gives a survivor 0.3 s to write; the file must not grow across them.
+    first = sandbox.exec("sleep 0.3; wc -c < /workspace/grow.txt").stdout
+    second = sandbox.exec("sleep 0.3; wc -c < /workspace/grow.txt").stdout
+    assert first == second
+
+
+def test_a_command_cannot_end_pid_1(make_sandbox):
+    sandbox = make_sandbox()
+    result = sandbox.exec("kill -TERM 1; kill -INT 1; kill -HUP 1; kill -KILL 1; sleep 0.2")
+    assert not result.sandbox_restarted
+    first = sandbox.container_id
+    again = sandbox.exec("echo alive")
+    assert (again.stdout, sandbox.container_id) == ("alive\n", first)
+    assert not again.restart_reason

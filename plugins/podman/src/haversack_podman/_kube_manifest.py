@@ -31,19 +31,24 @@ POOL_LABEL: Final = "haversack.pool"
 _WORKDIR: Final = "/workspace"
 #: PID 1 of the sandbox container. Kubernetes exec cannot pick a user, so PID 1 runs as the
 #: command user too; it must reap the orphans ``kill -9 -1`` leaves to it (a plain ``sleep``
-#: would keep them as zombies), which the shell does while it waits for its ``sleep``.
-SANDBOX_INIT: Final = "trap 'exit 0' TERM; while :; do sleep 2147483647; done"
-#: Counts the container's live processes from /proc (zombies and itself left out): the
-#: process list ``Container``'s engine-mode quiescence compares with the baseline (PID 1 and
-#: its ``sleep``) after ``kill -9 -1``. Kubernetes has no ``top``, so this is one exec.
+#: would keep them as zombies), which the shell does while it waits for its ``sleep``. It
+#: sets no signal handler: the kernel then drops every signal a command sends it (PID 1 of
+#: its namespace), so no command can end it; the kubelet's SIGKILL still does.
+SANDBOX_INIT: Final = "while :; do sleep 2147483647; done"
+#: Counts the container's live processes from /proc, itself left out: the process list
+#: ``Container``'s engine-mode quiescence compares with the baseline (PID 1 and its ``sleep``)
+#: after ``kill -9 -1``. Kubernetes has no ``top``, so this is one exec. A process counts
+#: while any of its threads is not a zombie: a leader that left with a raw ``SYS_exit``
+#: looks like a zombie in its own ``stat`` while another thread runs on.
 COUNT_SCRIPT: Final = r"""
 n=0
 for dir in /proc/[0-9]*; do
   [ "${dir#/proc/}" = "$$" ] && continue
-  read -r line < "$dir/stat" 2>/dev/null || continue
-  set -- ${line##*) }
-  case $1 in Z|X) continue;; esac
-  n=$((n + 1))
+  for task in "$dir"/task/*; do
+    read -r line < "$task/stat" 2>/dev/null || continue
+    set -- ${line##*) }
+    case $1 in Z|X) ;; *) n=$((n + 1)); break;; esac
+  done
 done
 echo "$n"
 """
