@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -20,7 +21,7 @@ from ._backend import BackendGoneError
 from ._errors import SandboxError, SandboxUnavailableError
 from ._kube_manifest import SANDBOX_CONTAINER, network_policy
 from ._labels import OWNER_LABEL
-from ._service import request_timeout
+from ._service import ENGINE_CAP_S, request_timeout
 
 if TYPE_CHECKING:
     from ._backend import Sink
@@ -32,6 +33,8 @@ _T = TypeVar("_T")
 #: How long a bounded request may run past its own timeout before it is abandoned.
 _OVERRUN_S: Final = 1.0
 _POLL_S: Final = 0.1
+#: Idle clients kept per kind (requests, streams) for reuse.
+_IDLE_CLIENTS: Final = 4
 #: Waiting reasons of a container that will not start by waiting longer.
 _STUCK: Final = frozenset(
     {
@@ -83,24 +86,61 @@ class KubeApi:
             ) from exc
         self.namespace: str = kube.namespace or self._config.namespace or "default"
         self.server: str = str(self._config.cluster.server)
+        self._lock = threading.Lock()
+        self._idle: dict[bool, list[Any]] = {False: [], True: []}
+        # Idle clients hold connections: closed with the API object at the latest.
+        self._finalizer = weakref.finalize(self, _close_all, self._idle)
 
-    def new_client(self, seconds: float, *, read: float | None = -1.0) -> Any:
-        """A lightkube ``Client`` whose requests wait at most ``seconds`` (``read``: another
-        bound for reading an answer, None for none: a streaming exec)."""
+    def new_client(self, *, stream: bool) -> Any:
+        """A new lightkube ``Client``. Its own timeouts only bound an abandoned request's
+        thread (``ENGINE_CAP_S``; none for reading a ``stream``, a command that may be quiet
+        for long): callers bound what they wait for themselves (:meth:`call`, ``pump``)."""
         import httpx2
 
         lightkube = _lightkube()
-        timeout = httpx2.Timeout(seconds, read=seconds if read == -1.0 else read)
+        timeout = httpx2.Timeout(ENGINE_CAP_S, read=None if stream else ENGINE_CAP_S)
         return lightkube.Client(self._config, namespace=self.namespace, timeout=timeout)
 
-    def call(self, what: str, fn: Callable[[Any], _T], seconds: float | None = None) -> _T:
-        """``fn(client)`` on a fresh client, bounded by ``seconds`` (default: the call's
-        engine bound); a request still running ``_OVERRUN_S`` after that is abandoned and
-        raises ``SandboxUnavailableError``. A cancelled call stops waiting at once."""
+    def acquire(self, *, stream: bool = False) -> Any:
+        """An idle client (making one costs about 0.1 s: its TLS set-up), or a new one."""
+        with self._lock:
+            idle = self._idle[stream]
+            if idle:
+                return idle.pop()
+        return self.new_client(stream=stream)
+
+    def release(self, client: Any, *, stream: bool = False) -> None:
+        """Give back a client whose requests all ended (one abandoned mid-request is closed
+        instead, which also ends its sockets)."""
+        with self._lock:
+            idle = self._idle[stream]
+            if len(idle) < _IDLE_CLIENTS:
+                idle.append(client)
+                return
+        with contextlib.suppress(Exception):
+            client.close()
+
+    def close(self) -> None:
+        """Close every idle client (idempotent; the API stays usable)."""
+        with self._lock:
+            _close_all(self._idle)
+
+    def call(
+        self,
+        what: str,
+        fn: Callable[[Any], _T],
+        seconds: float | None = None,
+        *,
+        stream: bool = False,
+    ) -> _T:
+        """``fn(client)`` bounded by ``seconds`` (default: the call's engine bound,
+        ``request_timeout``): a request still running ``_OVERRUN_S`` after that is abandoned
+        (its client closed) and raises ``SandboxUnavailableError``. A cancelled call stops
+        waiting at once."""
         import httpx2
 
         limit = request_timeout() if seconds is None else max(seconds, 0.001)
-        client = self.new_client(limit)
+        client = self.acquire(stream=stream)
         outcome: list[tuple[bool, Any]] = []
 
         def run() -> None:
@@ -131,11 +171,16 @@ class KubeApi:
                     )
                 check_cancelled()
                 worker.join(min(remaining, _POLL_S))
-        finally:
-            # Closing the client also ends an abandoned request's sockets.
+        except BaseException:
+            with contextlib.suppress(Exception):
+                client.close()  # ends the abandoned request's sockets
+            raise
+        ok, value = outcome[0]
+        if ok or not isinstance(value, SandboxUnavailableError):
+            self.release(client, stream=stream)
+        else:
             with contextlib.suppress(Exception):
                 client.close()
-        ok, value = outcome[0]
         if ok:
             return value  # type: ignore[no-any-return]
         raise value
@@ -271,7 +316,7 @@ class KubeApi:
             return int(response.exit_code)
 
         try:
-            return self.call(f"exec in {pod}", run, seconds)
+            return self.call(f"exec in {pod}", run, seconds, stream=True)
         except SandboxUnavailableError:
             if time.monotonic() >= deadline:
                 return None
@@ -287,6 +332,13 @@ class KubeApi:
             raise SandboxError(
                 f"The command could not run in the sandbox Pod {pod}: {exc.status.message}"
             ) from exc
+
+
+def _close_all(idle: dict[bool, list[Any]]) -> None:
+    for clients in idle.values():
+        while clients:
+            with contextlib.suppress(Exception):
+                clients.pop().close()
 
 
 def create_pod(api: KubeApi, manifest: dict[str, Any]) -> str:

@@ -72,10 +72,14 @@ _RESET: Final = (
 class KubeExec:
     """One exec's ``ExecChannel``: lightkube's ``Client.exec`` (WebSocket v5, stdin sent
     then closed) run on a thread of its own, output written to the sinks as it arrives.
-    ``pump`` waits for it up to a deadline; ``close`` abandons it (its client is closed)."""
+    ``pump`` waits for it up to a deadline (connecting included); ``close`` abandons one
+    still running (its client is closed)."""
 
-    def __init__(self, run: Callable[[Any], int], client: Any) -> None:
-        self._client = client
+    def __init__(self, run: Callable[[Any], int], api: KubeApi, pod: str) -> None:
+        self._api = api
+        self._pod = pod
+        self._client = api.acquire(stream=True)
+        client = self._client
         self._done = threading.Event()
         self._code: int | None = None
         self._error: BaseException | None = None
@@ -102,7 +106,9 @@ class KubeExec:
         return self._error
 
     def pump(self, deadline: float, until: Callable[[], bool] | None = None) -> bool:
-        """Wait until the exec ends or ``until()`` holds (True), or ``deadline`` (False)."""
+        """Wait until the exec ends or ``until()`` holds (True), or ``deadline`` (False).
+        An exec the cluster refused raises: ``BackendGoneError`` for a Pod that no longer
+        exists, ``SandboxError`` otherwise."""
         while not self._done.is_set():
             if until is not None and until():
                 return True
@@ -111,6 +117,8 @@ class KubeExec:
                 return False
             check_cancelled()
             self._done.wait(min(remaining, _WAKE_S))
+        if self._error is not None:
+            raise _exec_error(self._pod, self._error)
         return True
 
     def send(self, data: bytes, deadline: float) -> bool:
@@ -125,9 +133,16 @@ class KubeExec:
         return 137 if killed else -1
 
     def close(self) -> None:
-        """Abandon the exec (idempotent): closing the client ends its WebSocket."""
+        """Give the client back once the exec ended; abandon one still running (closing its
+        client ends the WebSocket). Idempotent."""
+        client, self._client = self._client, None
+        if client is None:
+            return
+        if self._done.is_set() and self._error is None:
+            self._api.release(client, stream=True)
+            return
         with contextlib.suppress(Exception):
-            self._client.close()
+            client.close()
 
 
 class KubernetesBackend:
@@ -148,6 +163,10 @@ class KubernetesBackend:
         self.api = api if api is not None else (pool.api if pool is not None else KubeApi(kube))
         self._lock = threading.Lock()
         self._execs: dict[str, tuple[str, ExecRequest]] = {}
+
+    def close(self) -> None:
+        """Close the idle connections to the API (the Pods are the sandboxes' to delete)."""
+        self.api.close()
 
     @property
     def caps(self) -> BackendCaps:
@@ -283,10 +302,8 @@ class KubernetesBackend:
 
     # ---------------------------------------------------------------- commands
     def create_exec(self, ref: str, request: ExecRequest) -> str:
-        """Remember the request (Kubernetes creates and starts an exec in one step); a Pod
-        that no longer exists is found here."""
-        if self.api.get_pod(ref) is None:
-            raise BackendGoneError(f"The sandbox Pod {ref} no longer exists.")
+        """Remember the request: Kubernetes creates and starts an exec in one step, so a
+        refusal (a Pod that no longer exists) is raised by the channel's ``pump``."""
         exec_id = uuid.uuid4().hex
         with self._lock:
             self._execs[exec_id] = (ref, request)
@@ -308,8 +325,6 @@ class KubernetesBackend:
         pairs = list(request.env)
         argv = ["sh", "-c", _WRAPPER, "sh", request.cwd, str(len(pairs)), *pairs]
         argv += list(request.argv)
-        # Connecting is bounded like any request; the command's own run by ``pump``.
-        client = self.api.new_client(request_timeout(), read=None)
 
         def run(client: Any) -> int:
             response = client.exec(
@@ -323,7 +338,7 @@ class KubernetesBackend:
             )
             return int(response.exit_code)
 
-        return KubeExec(run, client)
+        return KubeExec(run, self.api, ref)
 
     def _run(
         self, ref: str, argv: list[str], seconds: float, sink: CappedBuffer | None = None
@@ -356,6 +371,24 @@ class KubernetesBackend:
                 )
             )
         return owned
+
+
+def _exec_error(pod: str, exc: BaseException) -> SandboxError:
+    """What a failed exec raises: the Pod is gone, or why the cluster refused it."""
+    from httpx2.websockets import WebSocketUpgradeError
+    from lightkube import ApiError
+
+    if isinstance(exc, SandboxError):
+        return exc
+    if isinstance(exc, WebSocketUpgradeError) and exc.response.status_code == 404:
+        return BackendGoneError(f"The sandbox Pod {pod} no longer exists.")
+    if isinstance(exc, ApiError):
+        return SandboxError(
+            f"The command could not run in the sandbox Pod {pod}: {exc.status.message}"
+        )
+    return SandboxError(
+        f"The command could not run in the sandbox Pod {pod}: {type(exc).__name__}: {exc}"
+    )
 
 
 def _policy(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -132,3 +132,4 @@ class WarmPool:
         for name in names:
             with contextlib.suppress(Exception):
                 self.api.delete(name)
+        self.api.close()
