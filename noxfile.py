@@ -283,6 +283,34 @@ def reliability(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def kubernetes(session: nox.Session) -> None:
+    """The Kubernetes backend's tests (tests/podman/test_kubernetes.py) against the real
+    cluster of ``KUBECONFIG`` instead of the stand-in they run against in the suite; not part
+    of ``ci`` (no cluster can run here). ``HAVERSACK_KUBE_NAMESPACE`` picks the namespace
+    (default: the context's), ``HAVERSACK_KUBE_IMAGE`` the sandbox image the nodes pull
+    (default busybox 1.36: it needs sh, cat, ps, sleep, kill and printf). Arguments go to
+    pytest."""
+    _dev(session)
+    kubeconfig = os.environ.get("KUBECONFIG", "")
+    if not kubeconfig:
+        session.error(
+            "KUBECONFIG is not set. This session runs the Kubernetes backend's tests against a "
+            "real cluster (kind, k3s or any other): export KUBECONFIG=/path/to/kubeconfig. "
+            "Without a cluster the same tests run against the Kubernetes API stand-in: "
+            "./dev pytest -- tests/podman/test_kubernetes.py"
+        )
+    if os.pathsep in kubeconfig or not Path(kubeconfig).is_file():
+        session.error(
+            f"KUBECONFIG={kubeconfig!r} must name one kubeconfig file that exists "
+            "(lightkube reads a single file)"
+        )
+    session.run(
+        "pytest", "-n", "2", "tests/podman/test_kubernetes.py",
+        *session.posargs, env={"HAVERSACK_KUBE_REAL": "1"},
+    )  # fmt: skip
+
+
+@nox.session(python=False)
 def demo(session: nox.Session) -> None:
     """``haversack demo``, the scripted tour."""
     _dev(session)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,6 +22,8 @@ from haversack_podman import (
     podman_binary,
     podman_env,
 )
+
+from ._kube_standin import KubeStandIn, standin_kubeconfig
 
 if TYPE_CHECKING:
     from ._remote_engine import RemoteEngine
@@ -89,3 +92,31 @@ def remote_engine(podman_service: PodmanService) -> Iterator[RemoteEngine]:
         yield engine
     finally:
         engine.stop()
+
+
+@pytest.fixture
+def kube_standin(podman_service: PodmanService) -> Iterator[KubeStandIn]:
+    """The Kubernetes API stand-in (``_kube_standin``) in front of this worker's real Podman
+    service, on 127.0.0.1; every Pod it made is removed at teardown."""
+    standin = KubeStandIn(podman_service)
+    standin.start()
+    yield standin
+    standin.stop()
+
+
+@pytest.fixture
+def kubeconfig(kube_standin: KubeStandIn, tmp_path) -> Path:
+    """A kubeconfig file naming the stand-in (namespace ``default``, a dummy token)."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(standin_kubeconfig(kube_standin.url))
+    return path
+
+
+@pytest.fixture
+def kube_client(kubeconfig: Path) -> Iterator[Any]:
+    """A lightkube ``Client`` on the stand-in."""
+    from lightkube import Client, KubeConfig
+
+    client = Client(KubeConfig.from_file(kubeconfig))
+    yield client
+    client.close()

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from ._images import ImageBuild as ImageBuild
     from ._images import build_images as build_images
     from ._images import image_exists as image_exists
+    from ._kube_backend import KubernetesBackend as KubernetesBackend
+    from ._kube_config import KubernetesConfig as KubernetesConfig
+    from ._kube_pool import WarmPool as WarmPool
     from ._labels import OWNER_LABEL as OWNER_LABEL
     from ._labels import PID_LABEL as PID_LABEL
     from ._labels import SANDBOX_LABEL as SANDBOX_LABEL
@@ -60,6 +63,8 @@ _EXPORTS: dict[str, str] = {
     "ExecResult": "._sandbox",
     "IMAGE_LABEL": "._images",
     "ImageBuild": "._images",
+    "KubernetesBackend": "._kube_backend",
+    "KubernetesConfig": "._kube_config",
     "MAX_COMMAND_CHARS": "._tools",
     "MAX_STDIN_BYTES": "._tools",
     "OWNER_LABEL": "._labels",
@@ -75,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "SandboxUnavailableError": "._errors",
     "ShellExecuteParams": "._params",
     "TOOL_NAMES": "._tools",
+    "WarmPool": "._kube_pool",
     "WorkspaceAgentError": "._errors",
     "build_images": "._images",
     "cleanup": "._cleanup",

@@ -7,10 +7,11 @@ backend only does what its engine does: create, start, restart, pause and remove
 inspect it, count its processes, open an exec channel into it, load images, say which
 ``Filesystem`` is the workspace, and list the sandboxes it owns.
 
-Implementations (``Container`` picks one from ``connection_url``: ``make_backend``):
-``PodmanBackend`` (``_podman_backend``: a Podman service on this host, the workspace a host
-directory bind-mounted into the container) and ``RemotePodmanBackend`` (``_remote_backend``:
-``tcp://`` and ``ssh://``, the workspace a volume on the engine).
+Implementations (``Container`` picks one from ``connection_url``: ``make_backend``, unless a
+backend is given): ``PodmanBackend`` (``_podman_backend``: a Podman service on this host, the
+workspace a host directory bind-mounted into the container), ``RemotePodmanBackend``
+(``_remote_backend``: ``tcp://`` and ``ssh://``, the workspace a volume on the engine) and
+``KubernetesBackend`` (``_kube_backend``: one Pod per sandbox, reached through lightkube).
 
 Every engine request a backend makes is bounded by the caller's deadline
 (:func:`haversack_podman._service.engine_deadline` / ``request_timeout``): a backend never
@@ -65,12 +66,15 @@ class BackendCaps:
       mode: ``kill -9 -1`` as the command user, the process count, then ``pause``.
     - ``engine_pause``: the engine can pause a container (Podman yes, Kubernetes no: there the
       sandbox is only kept unused under the lock once its processes are killed).
+    - ``pids_limit``: the engine applies a per-sandbox pids limit (Kubernetes has none: the
+      node's ``podPidsLimit`` applies), so ``dropped_limits`` checks it.
     """
 
     kind: str
     host_workspace: bool
     kernel_freezer: bool
     engine_pause: bool
+    pids_limit: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # The service, stream, workspace and process helpers (subprocess, sockets, tempfile) are
 # imported where they are used, so registering the pack's resources stays cheap.
 
-__all__ = ["GONE_REASON", "SWEEP_S", "WORKDIR", "Container", "make_backend"]
+__all__ = ["GONE_REASON", "SWEEP_S", "WORKDIR", "Container", "make_backend", "sandbox_spec"]
 
 WORKDIR: Final = "/workspace"
 _CPU_PERIOD: Final = 100_000
@@ -63,6 +63,32 @@ def make_backend(config: SandboxConfig, service: PodmanService | None = None) ->
     if remote_url(config.connection_url):
         return RemotePodmanBackend(config.connection_url, service)
     return PodmanBackend(config.connection_url, service)
+
+
+def sandbox_spec(
+    config: SandboxConfig, *, name: str, owner: str, workspace: Path | None
+) -> SandboxSpec:
+    """The ``SandboxSpec`` of a sandbox of ``config`` (also what a warm pool's Pods are)."""
+    uid = _BASELINE_UID if config.uid != _BASELINE_UID else _BASELINE_UID - 1
+    return SandboxSpec(
+        name=name,
+        image=config.image,
+        command=("sleep", "infinity"),
+        labels={SANDBOX_LABEL: "1", OWNER_LABEL: owner, PID_LABEL: str(os.getpid())},
+        # Commands run as config.user (each exec says so); init and sleep as another user.
+        baseline_user=f"{uid}:{uid}",
+        env=dict(config.env),
+        read_only=config.read_only,
+        tmpfs_size=config.tmpfs_size,
+        network=config.network,
+        memory_bytes=config.memory_bytes,
+        cpu_quota=int(config.cpus * _CPU_PERIOD),
+        cpu_period=_CPU_PERIOD,
+        pids_limit=config.pids_limit,
+        workdir=WORKDIR,
+        workspace=workspace,
+        workspace_owner=(config.uid, config.gid),
+    )
 
 
 class _State:
@@ -143,7 +169,11 @@ class Container:
     """
 
     def __init__(
-        self, config: SandboxConfig | None = None, *, service: PodmanService | None = None
+        self,
+        config: SandboxConfig | None = None,
+        *,
+        service: PodmanService | None = None,
+        backend: SandboxBackend | None = None,
     ) -> None:
         # What the finalizer's teardown needs is imported now, not at interpreter exit.
         import subprocess  # noqa: F401
@@ -154,7 +184,8 @@ class Container:
         self.config = config or SandboxConfig()
         self.id = uuid.uuid4().hex
         self.name = f"haversack-{self.id[:16]}"
-        self._backend = make_backend(self.config, service)
+        # ``backend``: another engine than config.connection_url's Podman (Kubernetes).
+        self._backend = backend if backend is not None else make_backend(self.config, service)
         # A new directory with the mounts copied in, or the user's own directory as it is
         # (which teardown never removes: remove_workspace only removes what it created);
         # None when the workspace lives on the engine (a volume).
@@ -212,26 +243,7 @@ class Container:
         return f"{uid}:{uid}"
 
     def _spec(self) -> SandboxSpec:
-        cfg = self.config
-        return SandboxSpec(
-            name=self.name,
-            image=cfg.image,
-            command=("sleep", "infinity"),
-            labels={SANDBOX_LABEL: "1", OWNER_LABEL: self.id, PID_LABEL: str(os.getpid())},
-            # Commands run as cfg.user (each exec says so); init and sleep as another user.
-            baseline_user=self._baseline_user(),
-            env=dict(cfg.env),
-            read_only=cfg.read_only,
-            tmpfs_size=cfg.tmpfs_size,
-            network=cfg.network,
-            memory_bytes=cfg.memory_bytes,
-            cpu_quota=int(cfg.cpus * _CPU_PERIOD),
-            cpu_period=_CPU_PERIOD,
-            pids_limit=cfg.pids_limit,
-            workdir=WORKDIR,
-            workspace=self.mounted,
-            workspace_owner=(cfg.uid, cfg.gid),
-        )
+        return sandbox_spec(self.config, name=self.name, owner=self.id, workspace=self.mounted)
 
     def start(self) -> None:
         """Create and start the container if it is not running yet (idempotent). It is left
@@ -253,7 +265,14 @@ class Container:
 
     def _create_and_start(self) -> None:
         self._state.container_id = self._backend.create(self._spec())
-        dropped = dropped_limits(self.config, self._inspect())
+        caps = self._backend.caps
+        dropped = dropped_limits(self.config, self._inspect(), pids=caps.pids_limit)
+        if dropped and caps.kind == "kubernetes":
+            raise SandboxError(
+                f"The cluster did not keep the sandbox's limits ({'; '.join(dropped)}): an "
+                "admission policy or LimitRange rewrote them, or the CPU limit is finer than "
+                "a millicore. The sandbox is refused rather than run with other limits."
+            )
         if dropped:
             raise SandboxError(
                 f"The Podman engine did not apply the sandbox's limits ({'; '.join(dropped)}); "
@@ -545,16 +564,18 @@ class Container:
         return self._backend.create_exec(ref, request)
 
 
-def dropped_limits(config: SandboxConfig, state: ContainerState) -> list[str]:
+def dropped_limits(config: SandboxConfig, state: ContainerState, *, pids: bool = True) -> list[str]:
     """The limits of ``config`` that the engine did not apply, read back from the container's
-    inspect data (empty when all are in force)."""
+    inspect data (empty when all are in force). ``pids`` False: the engine has no
+    per-sandbox pids limit (Kubernetes: the node's ``podPidsLimit`` applies instead)."""
     # Not the swap limit: an engine on a host without swap accounting drops it with a
     # warning, and the memory limit still holds there.
-    wanted = (
+    wanted = [
         ("memory", config.memory_bytes, state.memory_limit),
         ("CPU quota", int(config.cpus * _CPU_PERIOD), state.cpu_quota),
-        ("pids limit", config.pids_limit, state.pids_limit),
-    )
+    ]
+    if pids:
+        wanted.append(("pids limit", config.pids_limit, state.pids_limit))
     return [
         f"{name}: asked {asked}, the engine reports {got!r}"
         for name, asked, got in wanted

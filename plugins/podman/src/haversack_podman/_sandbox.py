@@ -25,6 +25,7 @@ from ._output import CappedBuffer
 from ._resident import Resident, ResidentLost, resident_argv
 
 if TYPE_CHECKING:
+    from ._backend import SandboxBackend
     from ._config import SandboxConfig
     from ._mirror import Record
     from ._service import PodmanService
@@ -132,9 +133,13 @@ class Sandbox(Container):
     """
 
     def __init__(
-        self, config: SandboxConfig | None = None, *, service: PodmanService | None = None
+        self,
+        config: SandboxConfig | None = None,
+        *,
+        service: PodmanService | None = None,
+        backend: SandboxBackend | None = None,
     ) -> None:
-        super().__init__(config, service=service)
+        super().__init__(config, service=service, backend=backend)
         self._commands = 0  # commands run so far: the transaction mark (snapshot)
         protected = self.config.protected_paths()
 
