@@ -187,3 +187,31 @@ def test_the_tools_keep_state_and_restart(podman_service, tmp_path):
         gone = ex.execute("evaluate_python", {"code": "print(x)"})
         assert not gone.success
         assert "NameError" in gone.value.stderr
+
+
+def test_on_a_users_directory_the_kernel_writes_back_like_a_command(podman_service, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "data.txt").write_text("41\n")
+    prompt = compose(
+        ns="test",
+        key="kernel-user",
+        packs=["vfs", "podman"],
+        config={"podman": {"image": PYTHON_IMAGE, "workspace": str(project)}},
+        strict=True,
+    )
+    with ToolExecutor(prompt.render(), session=Session()) as ex:
+        loaded = ex.execute("evaluate_python", {"code": "x = int(open('data.txt').read())"})
+        assert loaded.success, loaded.render()
+        wrote = ex.execute("evaluate_python", {"code": "open('out.txt', 'w').write(str(x + 1))"})
+        assert wrote.success, wrote.render()
+        assert (project / "out.txt").read_text() == "42"
+        (project / "data.txt").write_text("7\n")  # the user edits meanwhile: seen next call
+        failed = ex.execute(
+            "evaluate_python",
+            {"code": "x = int(open('data.txt').read())\nopen('bad.txt', 'w').write('no')\n1 / 0"},
+        )
+        assert not failed.success
+        assert not (project / "bad.txt").exists()
+        kept = ex.execute("evaluate_python", {"code": "print(x, open('data.txt').read())"})
+        assert kept.value.stdout == "41 7\n\n", kept.render()

@@ -130,10 +130,11 @@ class Sandbox(Container):
     exec per command when it cannot run, see ``resident_off``).
 
     **No process outlives its command, and none runs between commands.** After every command
-    the container's cgroup is frozen, every task other than init, ``sleep infinity`` and the
-    resident is killed, and it stays frozen until the next command starts (with a remote
-    service: the command user's processes are killed with ``kill -9 -1`` from a second exec
-    and the container is paused through the engine). If it cannot be brought back to that baseline
+    the container's cgroup is frozen, every task other than init, ``sleep infinity``, the
+    resident and the Python kernel (``python``) is killed, and it stays frozen until the next
+    command starts (with a remote service: the command user's processes are killed with
+    ``kill -9 -1`` from a second exec and the container is paused through the engine; there
+    is no kernel then). If it cannot be brought back to that baseline
     within a second, it is restarted and the result says so. :meth:`quiesced` is the
     guarantee the host-side file tools rely on.
     """
