@@ -39,6 +39,7 @@ FAILURES = {
     "exception": ("x = 0\nraise ValueError('boom')", 1, "ValueError: boom"),
     "sys.exit": ("import sys\nx = 0\nsys.exit(3)", 3, ""),
     "sys.exit text": ("import sys\nx = 0\nsys.exit('bye')", 1, "bye"),
+    "sys.exit(256)": ("import sys\nx = 0\nsys.exit(256)", 1, ""),
     "os._exit(0)": ("import os\nx = 0\nos._exit(0)", 1, "ended the call's process"),
     "os._exit(5)": ("import os\nx = 0\nos._exit(5)", 5, "ended the call's process"),
     "timeout": ("x = 0\nwhile True:\n    pass", 137, ""),
@@ -215,3 +216,27 @@ def test_on_a_users_directory_the_kernel_writes_back_like_a_command(podman_servi
         assert not (project / "bad.txt").exists()
         kept = ex.execute("evaluate_python", {"code": "print(x, open('data.txt').read())"})
         assert kept.value.stdout == "41 7\n\n", kept.render()
+
+
+@pytest.mark.parametrize(
+    ("attack", "told"),
+    [
+        (
+            "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'\\xff' * 64)\n"
+            "    except OSError:\n        pass",
+            "it sent a frame of",
+        ),
+        ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", "did not answer"),
+        ("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)", "did not answer"),
+    ],
+    ids=["garbage on the channel", "supervisor killed", "supervisor stopped"],
+)
+def test_code_that_attacks_its_kernel_loses_its_state_within_the_timeout(sandbox, attack, told):
+    _ok(sandbox, "x = 41")
+    result = sandbox.python(attack + "\nx = 0", timeout_s=2)
+    assert result.exit_code != 0, result
+    assert told in result.stderr, result
+    assert "state is lost" in result.stderr
+    after = sandbox.python("print('x' in globals())")
+    assert after.stdout == "False\n", after
+    assert "a new kernel was started" in after.stderr

@@ -130,7 +130,9 @@ class Generation:
             exec(compile(code, name, "exec"), self.main.__dict__)  # noqa: S102 - the point
         except SystemExit as exc:
             if isinstance(exc.code, int):
-                exit_code = exc.code
+                # As an exit status: the low byte, but never 0 for a non-zero code (which
+                # would pass for a success whose state the kernel keeps).
+                exit_code = (exc.code & 0xFF or 1) if exc.code else 0
             elif exc.code is not None:
                 print(exc.code, file=sys.stderr)
                 exit_code = 1
