@@ -35,6 +35,12 @@ def test_state_and_imports_persist(sandbox):
     assert (sandbox.workspace / "mod.py").read_text() == "Y = 7\n"
 
 
+def test_pythonpath_from_the_configuration_is_on_the_path(make_sandbox):
+    sandbox = make_sandbox(env={"PYTHONPATH": "/workspace/lib"})
+    _ok(sandbox, "import os\nos.makedirs('lib')\nopen('lib/extra.py', 'w').write('Z = 3')")
+    assert _ok(sandbox, "import extra\nprint(extra.Z)").stdout == "3\n"
+
+
 FAILURES = {
     "exception": ("x = 0\nraise ValueError('boom')", 1, "ValueError: boom"),
     "sys.exit": ("import sys\nx = 0\nsys.exit(3)", 3, ""),

@@ -70,8 +70,10 @@ class Generation:
         self.main = types.ModuleType("__main__")
         self.main.__dict__["__builtins__"] = __builtins__
         sys.modules["__main__"] = self.main
-        # What ``python3 -`` puts first on the path: the working directory (/workspace).
-        sys.path.insert(0, "")
+        # What ``python3 -`` puts first on the path (``-I`` left them out while the kernel's
+        # own modules were imported): the working directory (/workspace), then PYTHONPATH.
+        extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        sys.path[0:0] = ["", *extra]
         sys.argv = ["-"]
 
     def send(self, kind: int, ident: int, payload: bytes = b"") -> None:
