@@ -6,8 +6,10 @@ otherwise a missing or broken Podman makes them fail with the pack's own error m
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +21,9 @@ from haversack_podman import (
     podman_binary,
     podman_env,
 )
+
+if TYPE_CHECKING:
+    from ._remote_engine import RemoteEngine
 
 
 @pytest.fixture
@@ -59,3 +64,28 @@ def _containers_with_label(label: str) -> list[str]:
 def containers_with_label(podman_service: PodmanService) -> Callable[[str], list[str]]:
     """Ids of containers (any state) carrying ``label`` (``key=value``), via the CLI."""
     return _containers_with_label
+
+
+@pytest.fixture(scope="session")
+def remote_engine(podman_service: PodmanService) -> Iterator[RemoteEngine]:
+    """This worker's "remote" Podman engine (``_remote_engine``): its own network and mount
+    namespaces and storage, reached over TCP from the client namespace only.
+
+    Skipped where it cannot run (not root, no ``ip``/``nsenter``/``unshare``), except under
+    CI, where that fails: the remote backend must be tested there.
+    """
+    from haversack_podman._containers_conf import containers_conf_text
+
+    from ._remote_engine import RemoteEngine, missing_tools
+
+    why = missing_tools()
+    if why is not None:
+        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+            pytest.fail(f"The remote Podman engine cannot run under CI: {why}")
+        pytest.skip(f"The remote Podman engine cannot run here: {why}")
+    engine = RemoteEngine(containers_conf_text())
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.stop()

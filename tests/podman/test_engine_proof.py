@@ -8,6 +8,7 @@ cgroup-v1 engine that drops the limits.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import time
@@ -143,12 +144,12 @@ def test_limits_are_read_back_from_the_real_container(
     sandbox = Sandbox(config)
     try:
         sandbox.start()
-        host_config = sandbox._inspect()["HostConfig"]
+        state = sandbox._inspect()
     finally:
         sandbox.close()
-    assert dropped_limits(config, host_config) == []
+    assert dropped_limits(config, state) == []
     # What a rootless cgroup-v1 engine reports (measured: Memory 0, PidsLimit 0).
-    dropped = {**host_config, "Memory": 0, "MemorySwap": 0, "PidsLimit": 0, "CpuQuota": 0}
+    dropped = dataclasses.replace(state, memory_limit=0, pids_limit=0, cpu_quota=0)
     problems = dropped_limits(config, dropped)
     assert [p.split(":")[0] for p in problems] == ["memory", "CPU quota", "pids limit"]
     assert "asked 314572800, the engine reports 0" in problems[0]

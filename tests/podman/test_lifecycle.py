@@ -77,7 +77,7 @@ def test_cleanup_removes_orphans_of_dead_processes(podman_service, tmp_path, con
         from haversack_podman import Sandbox, SandboxConfig
         s = Sandbox(SandboxConfig(image="{BUSYBOX_IMAGE}"))
         s.exec("true")
-        print(s.id, s.workspace, s._svc()._process.pid, flush=True)
+        print(s.id, s.workspace, s.backend.service._process.pid, flush=True)
         os._exit(0)  # no close, no atexit: leave the container and workspace behind
         """
     )
@@ -168,10 +168,29 @@ def test_a_start_interrupted_after_create_is_begun_again(sandbox, monkeypatch):
 
 def test_a_start_interrupted_before_the_id_was_recorded_reuses_the_name(sandbox):
     """The container exists under the sandbox's own name but the sandbox never learnt it."""
-    api = get_service(None).client.api
     import json
 
-    created = api.post("/containers/create", data=json.dumps(sandbox._spec()))
+    from haversack_podman._podman_backend import podman_spec
+
+    api = get_service(None).client.api
+
+    spec = sandbox._spec()
+    body = podman_spec(spec, sandbox.backend.workspace_mount(spec))
+    created = api.post("/containers/create", data=json.dumps(body))
     assert created.status_code < 400, created.text
     assert sandbox.exec("echo after").stdout == "after\n"
     assert sandbox.container_id != created.json()["Id"]
+
+
+def test_the_backend_lists_the_sandboxes_it_owns(make_sandbox):
+    first, second = make_sandbox(), make_sandbox()
+    first.start()
+    second.start()
+    owned = {item.owner: item for item in first.backend.list_owned()}
+    assert owned[first.id].creator_pid == os.getpid()
+    assert owned[first.id].ref == first.container_id
+    assert owned[first.id].name == first.name
+    assert owned[second.id].ref == second.container_id
+    first.close()
+    assert first.id not in {item.owner for item in second.backend.list_owned()}
+    assert second.id in {item.owner for item in second.backend.list_owned()}

@@ -75,7 +75,7 @@ def test_remote_style_timeout_kills_from_inside(make_sandbox, podman_service):
     remote.local = False  # take the path used for services on another host
     try:
         sandbox = make_sandbox()
-        sandbox._service = remote
+        sandbox.backend.service = remote
         result = sandbox.exec("sleep 300 & sleep 300", timeout_s=1)
         assert result.timed_out
         assert result.exit_code == 137

@@ -352,7 +352,7 @@ def test_a_workspace_holding_the_runtime_directory_is_refused(podman_service):
 def test_the_user_directory_is_not_mounted(executor, repo):
     sandbox = executor.resources.get(Sandbox)
     _ok(executor, "true")
-    info = sandbox._inspect()
+    info = sandbox._inspect().raw
     sources = {m.get("Source") for m in info.get("Mounts", [])}
     assert str(repo) not in sources
     assert str(sandbox.mounted) in sources

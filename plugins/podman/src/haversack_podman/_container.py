@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
@@ -14,8 +13,9 @@ import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, NoReturn, Self
+from typing import TYPE_CHECKING, Final, NoReturn, Self
 
+from ._backend import BackendGoneError, ContainerState, ExecRequest, SandboxBackend, SandboxSpec
 from ._config import SandboxConfig
 from ._errors import SandboxError
 from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # The service, stream, workspace and process helpers (subprocess, sockets, tempfile) are
 # imported where they are used, so registering the pack's resources stays cheap.
 
-__all__ = ["GONE_REASON", "SWEEP_S", "WORKDIR", "Container"]
+__all__ = ["GONE_REASON", "SWEEP_S", "WORKDIR", "Container", "make_backend"]
 
 WORKDIR: Final = "/workspace"
 _CPU_PERIOD: Final = 100_000
@@ -50,15 +50,26 @@ GONE_REASON: Final = (
 _LOG_LINES: Final = 5
 
 
-class _GoneError(SandboxError):
-    """The engine no longer knows the container (removed from outside)."""
+_GoneError = BackendGoneError
+
+
+def make_backend(config: SandboxConfig, service: PodmanService | None = None) -> SandboxBackend:
+    """The backend for ``config.connection_url`` (no engine request: it connects on first
+    use): an engine over ``tcp://`` or ``ssh://`` does not share this host's disk or kernel
+    (``RemotePodmanBackend``); a unix socket or this process's private service does."""
+    from ._podman_backend import PodmanBackend
+    from ._remote_backend import RemotePodmanBackend, remote_url
+
+    if remote_url(config.connection_url):
+        return RemotePodmanBackend(config.connection_url, service)
+    return PodmanBackend(config.connection_url, service)
 
 
 class _State:
     """What teardown needs; kept apart from ``Container`` so the finalizer holds no reference
     to it."""
 
-    def __init__(self, service_url: str | None, workspace: Path, name: str) -> None:
+    def __init__(self, service_url: str | None, workspace: Path | None, name: str) -> None:
         self.service_url = service_url
         self.workspace = workspace
         self.mirror: Path | None = None  # the private copy of a user's directory, if any
@@ -74,48 +85,24 @@ class _State:
         self.lost: str | None = None
 
 
-def _release(state: _State, service: PodmanService | None) -> None:
-    """Let the container run again, so podman never waits on a frozen container."""
+def _release(state: _State, backend: SandboxBackend) -> None:
+    """Let the container run again, so the engine never waits on a frozen container."""
     if state.cgroup is not None:
         state.cgroup.thaw()
-    if state.paused and service is not None and state.container_id is not None:
+    if state.paused and state.container_id is not None:
         with contextlib.suppress(Exception):
-            service.client.api.post(f"/containers/{state.container_id}/unpause")
+            backend.unpause(state.container_id)
     state.paused = False
 
 
-def _teardown(state: _State, service: PodmanService | None) -> None:
+def _teardown(state: _State, backend: SandboxBackend) -> None:
     if state.closed:
         return
     state.closed = True
     if state.container_id is not None:
-        removed = False
-        _release(state, service)
-        if service is not None:
-            try:
-                service.client.api.delete(
-                    f"/containers/{state.container_id}", params={"force": True, "timeout": 0}
-                ).raise_for_status()
-                removed = True
-            except Exception:  # noqa: BLE001 - fall back to the CLI below
-                removed = False
-        if not removed:
-            import subprocess
-
-            from ._containers_conf import podman_env
-            from ._service import ENGINE_CAP_S, podman_binary
-
-            # At interpreter exit the private service may already be gone.
-            subprocess.run(
-                [podman_binary(), "rm", "-f", "-t", "0", state.name],
-                capture_output=True,
-                env=podman_env(),
-                check=False,
-                timeout=ENGINE_CAP_S,
-            )
-    from ._workspace import remove_workspace
-
-    remove_workspace(state.workspace)
+        _release(state, backend)
+        backend.remove(state.container_id, last_resort=True)
+    backend.remove_workspace(state.name, state.workspace)
     if state.mirror is not None:
         from haversack.filesystem import remove_tree
 
@@ -163,28 +150,29 @@ class Container:
         import uuid  # uuid imports platform: not worth it before a sandbox is made
 
         from . import _containers_conf, _service  # noqa: F401
-        from ._workspace import open_workspace
 
         self.config = config or SandboxConfig()
         self.id = uuid.uuid4().hex
         self.name = f"haversack-{self.id[:16]}"
+        self._backend = make_backend(self.config, service)
         # A new directory with the mounts copied in, or the user's own directory as it is
-        # (which teardown never removes: remove_workspace only removes what it created).
-        self.workspace = open_workspace(self.config, f"{os.getpid()}-{self.id[:16]}")
-        self._state = _State(self.config.connection_url, self.workspace, self.name)
+        # (which teardown never removes: remove_workspace only removes what it created);
+        # None when the workspace lives on the engine (a volume).
+        self._workspace = self._backend.open_workspace(self.config, f"{os.getpid()}-{self.id[:16]}")
+        self._state = _State(self.config.connection_url, self._workspace, self.name)
         # With a user's directory the container mounts a private copy of it instead, synced
         # before each command and written back after it (see ``_mirror``).
         self._mirror: Mirror | None = None
-        if self.config.workspace is not None:
-            self._mirror = _make_mirror(self.workspace, f"{os.getpid()}-{self.id[:16]}")
+        if self.config.workspace is not None and self._workspace is not None:
+            self._mirror = _make_mirror(self._workspace, f"{os.getpid()}-{self.id[:16]}")
             self._state.mirror = self._mirror.path
-        self._service = service
         self._lock = threading.RLock()
         # Host thread ids of init and ``sleep infinity`` (cgroup mode), or their count as the
         # engine lists them (engine mode: remote services, or no usable freezer).
         self._baseline: frozenset[int] = frozenset()
         self._baseline_count = 0
-        self._finalizer = weakref.finalize(self, _teardown, self._state, None)
+        # Holds the state and the backend, never the container itself.
+        self._finalizer = weakref.finalize(self, _teardown, self._state, self._backend)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -193,69 +181,57 @@ class Container:
         return self._state.container_id
 
     @property
-    def mounted(self) -> Path:
+    def backend(self) -> SandboxBackend:
+        """The engine this sandbox runs on (``_backend``)."""
+        return self._backend
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace's host directory (the user's own, or one made for the session);
+        a ``SandboxError`` when the workspace lives on the engine (a remote backend)."""
+        if self._workspace is None:
+            raise SandboxError(
+                f"Sandbox {self.name} keeps its workspace on the engine "
+                f"({self._backend.caps.kind}), not in a directory on this host."
+            )
+        return self._workspace
+
+    @property
+    def mounted(self) -> Path | None:
         """The host directory the container sees at ``/workspace``: the workspace, or for a
-        user's directory the session's private copy of it."""
-        return self._mirror.path if self._mirror is not None else self.workspace
+        user's directory the session's private copy of it (None: a volume on the engine)."""
+        return self._mirror.path if self._mirror is not None else self._workspace
 
     @property
     def closed(self) -> bool:
         """Whether ``close`` ran."""
         return self._state.closed
 
-    def _svc(self) -> PodmanService:
-        if self._service is None:
-            from ._service import get_service
-
-            self._service = get_service(self.config.connection_url)
-            # Re-arm the finalizer with the service so teardown can use the API.
-            self._finalizer.detach()
-            self._finalizer = weakref.finalize(self, _teardown, self._state, self._service)
-        return self._service
-
     def _baseline_user(self) -> str:
         uid = _BASELINE_UID if self.config.uid != _BASELINE_UID else _BASELINE_UID - 1
         return f"{uid}:{uid}"
 
-    def _spec(self) -> dict[str, Any]:
+    def _spec(self) -> SandboxSpec:
         cfg = self.config
-        memory = cfg.memory_bytes
-        return {
-            "name": self.name,
-            "image": cfg.image,
-            "command": ["sleep", "infinity"],
-            "init": True,  # podman 4.3.1 ignores init=true in containers.conf
-            "labels": {SANDBOX_LABEL: "1", OWNER_LABEL: self.id, PID_LABEL: str(os.getpid())},
+        return SandboxSpec(
+            name=self.name,
+            image=cfg.image,
+            command=("sleep", "infinity"),
+            labels={SANDBOX_LABEL: "1", OWNER_LABEL: self.id, PID_LABEL: str(os.getpid())},
             # Commands run as cfg.user (each exec says so); init and sleep as another user.
-            "user": self._baseline_user(),
-            "work_dir": "/",
-            "env": dict(cfg.env),
-            "hostname": "sandbox",
-            "read_only_filesystem": cfg.read_only,
-            "read_write_tmpfs": False,
-            "mounts": [
-                {
-                    "destination": WORKDIR,
-                    "source": str(self.mounted),
-                    "type": "bind",
-                    "options": ["rbind", "rw"],
-                },
-                {
-                    "destination": "/tmp",  # noqa: S108 - the container's own tmpfs
-                    "source": "tmpfs",
-                    "type": "tmpfs",
-                    "options": ["rw", "nosuid", "nodev", f"size={cfg.tmpfs_size}", "mode=1777"],
-                },
-            ],
-            "netns": {"nsmode": cfg.network},
-            "cap_drop": ["ALL"],
-            "no_new_privileges": True,
-            "resource_limits": {
-                "memory": {"limit": memory, "swap": memory},
-                "cpu": {"quota": int(cfg.cpus * _CPU_PERIOD), "period": _CPU_PERIOD},
-                "pids": {"limit": cfg.pids_limit},
-            },
-        }
+            baseline_user=self._baseline_user(),
+            env=dict(cfg.env),
+            read_only=cfg.read_only,
+            tmpfs_size=cfg.tmpfs_size,
+            network=cfg.network,
+            memory_bytes=cfg.memory_bytes,
+            cpu_quota=int(cfg.cpus * _CPU_PERIOD),
+            cpu_period=_CPU_PERIOD,
+            pids_limit=cfg.pids_limit,
+            workdir=WORKDIR,
+            workspace=self.mounted,
+            workspace_owner=(cfg.uid, cfg.gid),
+        )
 
     def start(self) -> None:
         """Create and start the container if it is not running yet (idempotent). It is left
@@ -265,35 +241,19 @@ class Container:
                 raise SandboxError(f"Sandbox {self.name} is closed; create a new one.")
             if self._state.container_id is not None and self._state.started:
                 return
-            service = self._svc()
             if self._state.container_id is not None:
                 # An earlier start was interrupted half-way: begin again from nothing.
                 self._remove_container(self._state.container_id)
                 self._state.container_id = None
             try:
-                self._create_and_start(service)
+                self._create_and_start()
             except Exception as exc:  # noqa: BLE001 - re-raised by _failed_start
                 self._failed_start(exc)
             self._state.started = True
 
-    def _create_and_start(self, service: PodmanService) -> None:
-        api = service.client.api
-        spec = json.dumps(self._spec())
-        response = api.post("/containers/create", data=spec)
-        if response.status_code >= 400 and "already in use" in response.text:
-            # Created by an interrupted start before its id was recorded; the name is
-            # this sandbox's own (unique per sandbox), so the container is ours to remove.
-            self._remove_container(self.name)
-            response = api.post("/containers/create", data=spec)
-        if response.status_code >= 400:
-            from ._service import ensure_image
-
-            ensure_image(service, self.config.image)
-            raise SandboxError(
-                f"Creating sandbox container {self.name} failed: {response.text.strip()}"
-            )
-        self._state.container_id = str(response.json()["Id"])
-        dropped = dropped_limits(self.config, self._inspect().get("HostConfig") or {})
+    def _create_and_start(self) -> None:
+        self._state.container_id = self._backend.create(self._spec())
+        dropped = dropped_limits(self.config, self._inspect())
         if dropped:
             raise SandboxError(
                 f"The Podman engine did not apply the sandbox's limits ({'; '.join(dropped)}); "
@@ -301,7 +261,7 @@ class Container:
                 "refused rather than run without them: use a rootful engine, or cgroup v2 with "
                 "the memory, cpu and pids controllers delegated to the engine's user."
             )
-        self._post(f"/containers/{self._state.container_id}/start", "start")
+        self._post("start")
         self._settle()
 
     def _failed_start(self, exc: Exception) -> NoReturn:
@@ -323,28 +283,21 @@ class Container:
         ref = self._state.container_id
         if ref is None:
             return None
-        api = self._svc().client.api
         try:
-            response = api.get(f"/containers/{ref}/json")
-            state = response.json()["State"] if response.status_code < 400 else None
+            state = self._backend.inspect(ref)
         except Exception:  # noqa: BLE001 - no cause to tell
             return None
         # Only one that ran and ended has a cause to tell (not one still only created).
-        if not isinstance(state, dict) or state.get("Status") not in ("exited", "stopped"):
+        if state.status not in ("exited", "stopped"):
             return None
-        error = str(state.get("Error") or "").strip()
         cause = (
             f"The sandbox container {self.name} (image {self.config.image}) stopped right "
-            f"after it started (exit code {state.get('ExitCode')}"
-            + (f", {error}" if error else "")
+            f"after it started (exit code {state.exit_code}"
+            + (f", {state.error}" if state.error else "")
             + ")"
         )
         try:
-            response = api.get(
-                f"/containers/{ref}/logs",
-                params={"stdout": True, "stderr": True, "tail": _LOG_LINES},
-            )
-            logs = _demux(response.content) if response.status_code < 400 else ""
+            logs = self._backend.logs(ref, _LOG_LINES)
         except Exception:  # noqa: BLE001 - the exit code is still worth telling
             logs = ""
         lines = [line.strip() for line in logs.splitlines() if line.strip()][-_LOG_LINES:]
@@ -355,17 +308,11 @@ class Container:
         once the engine confirms it is gone; ``started`` is cleared either way, so the next
         quiescence or start tries again."""
         state = self._state
-        _release(state, self._service)
+        _release(state, self._backend)
         state.started = False
         state.cgroup = None
-        try:
-            response = self._svc().client.api.delete(
-                f"/containers/{state.container_id or self.name}",
-                params={"force": True, "timeout": 0},
-            )
-        except Exception:  # noqa: BLE001 - the id is kept: quiesced() tries again
-            return
-        if response.status_code < 400 or response.status_code == 404:
+        # Not removed: the id is kept, quiesced() tries again.
+        if self._backend.remove(state.container_id or self.name):
             state.container_id = None
 
     def _forget(self, reason: str) -> None:
@@ -378,43 +325,34 @@ class Container:
         state.lost = reason
 
     def _remove_container(self, ref: str) -> None:
-        self._svc().client.api.delete(f"/containers/{ref}", params={"force": True, "timeout": 0})
+        self._backend.remove(ref)
 
-    def _post(self, path: str, what: str, **params: Any) -> None:
-        response = self._svc().client.api.post(path, params=params or None)
-        if response.status_code >= 400:
-            error = _GoneError if response.status_code == 404 else SandboxError
-            raise error(f"Could not {what} sandbox container {self.name}: {response.text.strip()}")
+    def _post(self, what: str) -> None:
+        """``start``, ``restart``, ``pause`` or ``unpause`` the container."""
+        ref = self._state.container_id
+        assert ref is not None
+        getattr(self._backend, what)(ref)
 
-    def _inspect(self) -> dict[str, Any]:
-        response = self._svc().client.api.get(f"/containers/{self._state.container_id}/json")
-        if response.status_code >= 400:
-            error = _GoneError if response.status_code == 404 else SandboxError
-            raise error(f"Could not inspect sandbox container {self.name}: {response.text.strip()}")
-        data: dict[str, Any] = response.json()
-        return data
+    def _inspect(self) -> ContainerState:
+        ref = self._state.container_id
+        assert ref is not None
+        return self._backend.inspect(ref)
 
     def _settle(self) -> None:
         """After a (re)start: find the cgroup, record the baseline, make the container quiet."""
-        from ._cgroup import ContainerCgroup, children_of
+        from ._cgroup import children_of
 
         state = self._state
         state.cgroup = None
         deadline = time.monotonic() + _BASELINE_S
         init_pid = 0
-        if self._svc().local:
-            init_pid = int(self._inspect()["State"]["Pid"])
-            if init_pid <= 0:
-                raise SandboxError(f"Sandbox container {self.name} is not running.")
-            state.cgroup = ContainerCgroup.locate(init_pid)
-            # A unix socket as root does not prove that the engine runs on this kernel (a
-            # socket forwarded from another host looks the same): its pid may name an
-            # unrelated local process. Only a cgroup whose path carries this container's own
-            # (random, 64-hex) id is this container's; otherwise stay in engine mode.
-            if state.cgroup is not None and not _names_container(
-                state.cgroup.path, state.container_id
-            ):
-                state.cgroup = None
+        ref = state.container_id
+        assert ref is not None
+        if self._backend.caps.kernel_freezer:
+            info = self._inspect()
+            init_pid = info.pid
+            # The backend proves the cgroup is this container's (None: engine mode).
+            state.cgroup = self._backend.container_cgroup(ref, info)
         cgroup = state.cgroup
         if cgroup is not None:
             # The baseline is init and the ``sleep infinity`` it forks, both as the baseline
@@ -435,7 +373,7 @@ class Container:
             return
         count = self._top() or 0
         while count < 2 and time.monotonic() < deadline:
-            if not count and not self._inspect()["State"].get("Running"):
+            if not count and not self._inspect().running:
                 raise SandboxError(f"Sandbox container {self.name} is not running.")
             time.sleep(0.01)
             count = self._top() or 0
@@ -449,14 +387,14 @@ class Container:
             if self._state.container_id is None or not self._state.started:
                 self.start()
                 return
-            _release(self._state, self._service)
-            self._relaunch("restart", t=0)
+            _release(self._state, self._backend)
+            self._relaunch("restart")
 
-    def _relaunch(self, what: str, **params: Any) -> None:
+    def _relaunch(self, what: str) -> None:
         """(Re)start the existing container and settle it; a vanished one is created anew, a
         failed one is removed (the next command creates it anew) and the error raised."""
         try:
-            self._post(f"/containers/{self._state.container_id}/{what}", what, **params)
+            self._post(what)
             self._settle()
         except _GoneError:
             self._forget(GONE_REASON)
@@ -520,11 +458,11 @@ class Container:
         if cgroup is not None:
             cgroup.thaw()
         elif self._state.paused:
-            self._post(f"/containers/{self._state.container_id}/unpause", "unpause")
+            self._post("unpause")
             self._state.paused = False
 
     def _pause(self) -> None:
-        self._post(f"/containers/{self._state.container_id}/pause", "pause")
+        self._post("pause")
         self._state.paused = True
 
     def _quiesce(self, deadline: float) -> bool:
@@ -539,20 +477,9 @@ class Container:
     def _top(self, timeout: float = 5.0) -> int | None:
         """How many processes the engine lists in the container (None: it could not say in
         ``timeout`` seconds; a flood of processes makes Podman's ``top`` slow)."""
-        try:
-            response = self._svc().client.api.get(
-                f"/containers/{self._state.container_id}/top",
-                params={"stream": "false"},
-                timeout=max(timeout, 0.05),
-            )
-        except Exception:  # noqa: BLE001 - podman-py wraps timeouts in its APIError
-            return None
-        if response.status_code >= 400:
-            return None
-        try:
-            return len(response.json().get("Processes") or [])
-        except ValueError:  # not JSON (e.g. the container is paused)
-            return None
+        ref = self._state.container_id
+        assert ref is not None
+        return self._backend.processes(ref, timeout)
 
     def _engine_quiesce(self, deadline: float) -> bool:
         """Without the host's cgroup: kill every process of the command user from a second
@@ -578,16 +505,14 @@ class Container:
     def _run_quietly(
         self, argv: list[str], deadline: float, sink: CappedBuffer | None = None
     ) -> None:
-        from ._exec_stream import ExecStream
         from ._service import engine_deadline
 
         # Its engine requests are bounded by its own deadline too (it also runs outside any
         # call: the wipe of a rollback).
         with engine_deadline(deadline - time.monotonic()):
-            body = {"Cmd": argv, "User": self.config.user, "AttachStdout": True}
-            exec_id = self._create_exec(body)
+            exec_id = self._create_exec(ExecRequest(tuple(argv), self.config.user))
             sink = sink if sink is not None else CappedBuffer(1024)
-            stream = ExecStream(self._svc().base_url, exec_id, None, sink, sink)
+            stream = self._backend.attach_exec(exec_id, None, sink, sink)
         try:
             stream.pump(deadline)
         finally:
@@ -601,59 +526,34 @@ class Container:
             self.start()
         else:
             try:
-                state = self._inspect()["State"]
+                state = self._inspect()
             except _GoneError:
                 self._forget(GONE_REASON)
                 self.start()
             else:
-                if state.get("Running") or state.get("Paused"):
+                if state.running or state.paused:
                     self.restart()
                 else:
-                    _release(self._state, self._service)
+                    _release(self._state, self._backend)
                     self._relaunch("start")
         lost, self._state.lost = self._state.lost, None
         return lost or ""
 
-    def _create_exec(self, body: dict[str, Any]) -> str:
-        response = self._svc().client.api.post(
-            f"/containers/{self._state.container_id}/exec", data=json.dumps(body)
-        )
-        if response.status_code >= 400:
-            error = _GoneError if response.status_code == 404 else SandboxError
-            raise error(
-                f"Podman could not create the exec session in {self.name}: {response.text.strip()}"
-            )
-        return str(response.json()["Id"])
+    def _create_exec(self, request: ExecRequest) -> str:
+        ref = self._state.container_id
+        assert ref is not None
+        return self._backend.create_exec(ref, request)
 
 
-def _demux(data: bytes) -> str:
-    """The text of a non-TTY log stream (8-byte frame headers: stream, size)."""
-    parts: list[bytes] = []
-    while len(data) >= 8 and data[0] in (0, 1, 2) and data[1:4] == b"\0\0\0":
-        size = int.from_bytes(data[4:8], "big")
-        parts.append(data[8 : 8 + size])
-        data = data[8 + size :]
-    parts.append(data)
-    return b"".join(parts).decode("utf-8", "replace")
-
-
-def _names_container(path: Path, container_id: str | None) -> bool:
-    """Whether the cgroup directory ``path`` is the container's: a component carries its
-    full id (``libpod-<id>``, ``libpod-<id>.scope``, or the id itself)."""
-    if not container_id or len(container_id) < 64:
-        return False
-    return any(container_id in part for part in path.parts)
-
-
-def dropped_limits(config: SandboxConfig, host_config: dict[str, Any]) -> list[str]:
-    """The limits of ``config`` that the engine did not apply, read back from the
-    ``HostConfig`` of the container's inspect data (empty when all are in force)."""
+def dropped_limits(config: SandboxConfig, state: ContainerState) -> list[str]:
+    """The limits of ``config`` that the engine did not apply, read back from the container's
+    inspect data (empty when all are in force)."""
     # Not the swap limit: an engine on a host without swap accounting drops it with a
     # warning, and the memory limit still holds there.
     wanted = (
-        ("memory", config.memory_bytes, host_config.get("Memory")),
-        ("CPU quota", int(config.cpus * _CPU_PERIOD), host_config.get("CpuQuota")),
-        ("pids limit", config.pids_limit, host_config.get("PidsLimit")),
+        ("memory", config.memory_bytes, state.memory_limit),
+        ("CPU quota", int(config.cpus * _CPU_PERIOD), state.cpu_quota),
+        ("pids limit", config.pids_limit, state.pids_limit),
     )
     return [
         f"{name}: asked {asked}, the engine reports {got!r}"

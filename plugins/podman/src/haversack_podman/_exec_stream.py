@@ -15,7 +15,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urlparse
 
 from haversack import check_cancelled
@@ -23,18 +23,15 @@ from haversack import check_cancelled
 from ._errors import SandboxError, SandboxUnavailableError
 from ._service import request_timeout
 
+if TYPE_CHECKING:
+    from ._backend import Sink
+
 __all__ = ["ExecStream"]
 
 _HEADER: Final = struct.Struct(">BxxxI")
 _CHUNK: Final = 65536
 #: Longest a wait for output blocks before the thread checks whether its call was cancelled.
 _WAKE_S: Final = 0.1
-
-
-class Sink(Protocol):
-    """Where one output stream's bytes go (a ``CappedBuffer``, or a frame decoder)."""
-
-    def write(self, data: bytes, /) -> None: ...
 
 
 def _connect(base_url: str, timeout: float) -> socket.socket:

@@ -30,7 +30,7 @@ from ._errors import SandboxError
 from ._output import CappedBuffer
 
 if TYPE_CHECKING:
-    from ._exec_stream import ExecStream
+    from ._backend import ExecChannel, Sink
 
 __all__ = ["Kernel", "KernelLost", "KernelReply", "kernel_argv"]
 
@@ -198,7 +198,7 @@ class Kernel:
     before the last successful call, until that call commits or is rolled back)."""
 
     def __init__(
-        self, stream: ExecStream, decoder: _Decoder, keeper: _Proc, serving: _Proc
+        self, stream: ExecChannel, decoder: _Decoder, keeper: _Proc, serving: _Proc
     ) -> None:
         self._stream = stream
         self._decoder = decoder
@@ -212,19 +212,17 @@ class Kernel:
     @classmethod
     def open(
         cls,
-        base_url: str,
-        exec_id: str,
+        attach: Callable[[Sink, Sink], ExecChannel],
         deadline: float,
         candidates: Callable[[], frozenset[int]],
         uid: int,
     ) -> Kernel:
-        """Attach to the created exec, wait for the ready frame, and find the processes
-        among ``candidates()`` (the cgroup's tasks outside the baseline, once it runs)."""
-        from ._exec_stream import ExecStream
-
+        """Attach to the created exec (``attach(stdout, stderr)``: the backend's
+        ``attach_exec``), wait for the ready frame, and find the processes among
+        ``candidates()`` (the cgroup's tasks outside the baseline, once it runs)."""
         decoder = _Decoder()
         log = CappedBuffer(2048)
-        stream = ExecStream(base_url, exec_id, None, decoder, log)
+        stream = attach(decoder, log)
         try:
             stream.pump(deadline, until=lambda: decoder.ready is not None or bool(decoder.broken))
             ready = decoder.ready

@@ -19,7 +19,9 @@ from ._errors import SandboxError
 from ._output import CappedBuffer
 
 if TYPE_CHECKING:
-    from ._exec_stream import ExecStream, Sink
+    from collections.abc import Callable
+
+    from ._backend import ExecChannel, Sink
 
 __all__ = ["Resident", "ResidentLost", "resident_argv"]
 
@@ -107,7 +109,7 @@ class _Decoder:
 class Resident:
     """A running resident: ``pid`` is its pid inside the container."""
 
-    def __init__(self, stream: ExecStream, decoder: _Decoder, log: CappedBuffer) -> None:
+    def __init__(self, stream: ExecChannel, decoder: _Decoder, log: CappedBuffer) -> None:
         self._stream = stream
         self._decoder = decoder
         self._log = log
@@ -119,13 +121,12 @@ class Resident:
         self.pid: int = decoder.ready_pid
 
     @classmethod
-    def open(cls, base_url: str, exec_id: str, deadline: float) -> Resident:
-        """Attach to the created exec and wait for the program's ready frame."""
-        from ._exec_stream import ExecStream
-
+    def open(cls, attach: Callable[[Sink, Sink], ExecChannel], deadline: float) -> Resident:
+        """Attach to the created exec (``attach(stdout, stderr)``: the backend's
+        ``attach_exec``) and wait for the program's ready frame."""
         decoder = _Decoder()
         log = CappedBuffer(4096)
-        stream = ExecStream(base_url, exec_id, None, decoder, log)
+        stream = attach(decoder, log)
         stream.pump(deadline, until=lambda: decoder.ready_pid is not None or decoder.broken)
         if decoder.ready_pid is None:
             stream.close()

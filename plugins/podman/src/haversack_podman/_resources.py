@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from haversack import Binding, Filesystem, ResourceResolver
 
 from ._config import SandboxConfig
 from ._sandbox import Sandbox
-
-if TYPE_CHECKING:
-    from haversack.filesystem import DirectoryFilesystem
 
 __all__ = ["sandbox_bindings"]
 
@@ -30,30 +27,11 @@ class _SandboxFactory:
         return f"haversack_podman sandbox ({self.config.image})"
 
 
-def _workspace(resolver: ResourceResolver) -> DirectoryFilesystem:
-    # Imported here: registering the bindings must not load the filesystem.
-    from haversack.filesystem import DirectoryFilesystem
-
-    from ._runtime_dir import snapshots_dir
-
+def _workspace(resolver: ResourceResolver) -> Filesystem:
+    # The backend's: a host directory (local Podman), or the engine's volume through the
+    # workspace agent (remote backends).
     sandbox = resolver.get(Sandbox)
-    user = sandbox.config.workspace is not None
-    # Every host-side touch of the workspace (file tools, snapshot, restore, close) waits for
-    # the sandbox to be quiet (no command running, its container frozen), so no sandbox
-    # process can swap a path underneath; every path is also resolved beneath the root.
-    # A user's directory is shared (their editor, other sessions): a failed call undoes only
-    # its own changes, the commands' write-backs included, through the one change journal.
-    fs = DirectoryFilesystem(
-        sandbox.workspace,
-        owner=(sandbox.config.uid, sandbox.config.gid),
-        storage_parent=snapshots_dir(),
-        guard=sandbox.quiesced,
-        shared=user,
-        protected=sandbox.config.protected_paths() if user else None,
-    )
-    if fs.journal is not None:
-        sandbox.attach_journal(fs.journal.record)
-    return fs
+    return sandbox.backend.filesystem(sandbox)
 
 
 def sandbox_bindings(config: SandboxConfig | None = None) -> tuple[Binding[Any], ...]:

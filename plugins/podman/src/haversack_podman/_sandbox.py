@@ -12,12 +12,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from haversack import check_cancelled, uninterruptible
 from haversack.errors import PathNotFoundError, ToolValidationError
 from haversack.filesystem import normalize_path
 
+from ._backend import ExecRequest, SandboxSpec
 from ._container import SWEEP_S, WORKDIR, Container
 from ._errors import SandboxError
 from ._kernel import Kernel, KernelLost, kernel_argv, reply_of
@@ -33,14 +34,12 @@ __all__ = ["ExecResult", "Sandbox"]
 
 #: How long the output stream may take to end once its command was killed.
 _GRACE_S: Final = 0.3
-#: How long the exit code may take to appear once the command ended by itself, and once it
-#: was killed at its timeout (short: the call must return within timeout + 2 s).
-_EXIT_CODE_S: Final = 5.0
-_EXIT_CODE_KILLED_S: Final = 0.3
 #: Empties the container's temporary directories after a failed call (as the command user,
 #: who owns everything there and may first make it writable again).
 _WIPE: Final = (
-    "chmod -R u+rwx /tmp /dev/shm 2>/dev/null; "
+    # Each entry on its own: BusyBox's chmod -R gives up on /tmp itself (root's), never
+    # reaching a directory a command made unreadable.
+    "find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec chmod -R u+rwx {} + 2>/dev/null; "
     "find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null; "
     'test -z "$(find /tmp /dev/shm -mindepth 1 | head -n 1)" && echo empty'
 )
@@ -237,7 +236,8 @@ class Sandbox(Container):
             self.start()
             check_cancelled()  # a first start can take seconds: do not run the command then
             # Checked while the container is quiet: nothing can swap the directory meanwhile.
-            if not (self.workspace / rel).is_dir():
+            # (A workspace on the engine: the command itself fails on a missing directory.)
+            if self._workspace is not None and not (self._workspace / rel).is_dir():
                 raise PathNotFoundError(
                     f"Working directory {rel or '.'!r} does not exist in the "
                     "workspace; create it first.",
@@ -390,12 +390,12 @@ class Sandbox(Container):
         return True
 
     # ------------------------------------------------------------------ resident executor
-    def _spec(self) -> dict[str, Any]:
+    def _spec(self) -> SandboxSpec:
         spec = super()._spec()
         if self._resident_wanted():
             # Only for the resident (container root, which no command is: see
             # _resident_wanted) to switch to the command user; a non-root exec holds none.
-            spec["cap_add"] = ["SETUID", "SETGID"]
+            spec = dataclasses.replace(spec, cap_add=("SETUID", "SETGID"))
         return spec
 
     def _resident_wanted(self) -> bool:
@@ -451,17 +451,7 @@ class Sandbox(Container):
             return None
         # An exec the engine refuses (a dead container) is raised: ``exec`` recovers the
         # container and retries, and the restart lets a resident be tried again.
-        exec_id = self._create_exec(
-            {
-                "Cmd": resident_argv(),
-                "User": "0:0",
-                "WorkingDir": "/",
-                "AttachStdin": True,
-                "AttachStdout": True,
-                "AttachStderr": True,
-                "Tty": False,
-            }
-        )
+        exec_id = self._create_exec(ExecRequest(tuple(resident_argv()), "0:0", stdin=True))
         try:
             self._resident = self._start_resident(exec_id)
         except SandboxError as exc:
@@ -470,7 +460,10 @@ class Sandbox(Container):
         return self._resident
 
     def _start_resident(self, exec_id: str) -> Resident:
-        resident = Resident.open(self._svc().base_url, exec_id, time.monotonic() + _RESIDENT_S)
+        resident = Resident.open(
+            lambda out, err: self._backend.attach_exec(exec_id, None, out, err),
+            time.monotonic() + _RESIDENT_S,
+        )
         cgroup = self._state.cgroup
         if cgroup is None:
             self._baseline_count += 1
@@ -632,22 +625,17 @@ class Sandbox(Container):
             return None
         # An exec the engine refuses (a dead container) is raised: the call recovers the
         # container and retries.
-        exec_id = self._create_exec(
-            {
-                "Cmd": kernel_argv(),
-                "User": self.config.user,
-                "WorkingDir": WORKDIR,
-                "Env": _check_env(self.config.env),
-                "AttachStdin": True,
-                "AttachStdout": True,
-                "AttachStderr": True,
-                "Tty": False,
-            }
+        request = ExecRequest(
+            tuple(kernel_argv()),
+            self.config.user,
+            cwd=WORKDIR,
+            env=tuple(_check_env(self.config.env)),
+            stdin=True,
         )
+        exec_id = self._create_exec(request)
         try:
             kernel = Kernel.open(
-                self._svc().base_url,
-                exec_id,
+                lambda out, err: self._backend.attach_exec(exec_id, None, out, err),
                 time.monotonic() + _RESIDENT_S,
                 lambda: cgroup.tasks() - self._baseline,
                 self.config.uid,
@@ -701,20 +689,11 @@ class Sandbox(Container):
         err: CappedBuffer,
         deadline: float,
     ) -> _Ending:
-        from ._exec_stream import ExecStream
-
-        body = {
-            "Cmd": argv,
-            "AttachStdin": stdin is not None,
-            "AttachStdout": True,
-            "AttachStderr": True,
-            "Tty": False,
-            "Env": env_pairs,
-            "User": self.config.user,
-            "WorkingDir": cwd,
-        }
-        exec_id = self._create_exec(body)
-        stream = ExecStream(self._svc().base_url, exec_id, stdin, out, err)
+        request = ExecRequest(
+            tuple(argv), self.config.user, cwd, tuple(env_pairs), stdin=stdin is not None
+        )
+        exec_id = self._create_exec(request)
+        stream = self._backend.attach_exec(exec_id, stdin, out, err)
         ending = _Ending(-1)
         try:
             if not stream.pump(deadline):
@@ -725,20 +704,5 @@ class Sandbox(Container):
             stream.close()
         # Asked before the sweep after the command, which may restart the container (and
         # end the exec session with it).
-        ending.exit_code = self._exit_code(exec_id, killed=ending.timed_out)
+        ending.exit_code = stream.exit_code(killed=ending.timed_out)
         return ending
-
-    def _exit_code(self, exec_id: str, *, killed: bool) -> int:
-        api = self._svc().client.api
-        deadline = time.monotonic() + (_EXIT_CODE_KILLED_S if killed else _EXIT_CODE_S)
-        while True:
-            response = api.get(f"/exec/{exec_id}/json")
-            if response.status_code >= 400:
-                break
-            data = response.json()
-            if not data.get("Running") and data.get("ExitCode") is not None:
-                return int(data["ExitCode"])
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(0.005)
-        return 137 if killed else -1
