@@ -236,6 +236,18 @@ AREAS: dict[str, tuple[str, str]] = {
         "operation still running after 60 s, anything but one `WorkspaceAgentError` with a "
         "message, or the next operation failing or losing the volume's files.",
     ),
+    "python-kernel": (
+        "19. Python kernel",
+        "A random run of `evaluate_python` kernel calls on a real Podman sandbox, driven as "
+        "the executor drives a call (a snapshot before it, a restore when it fails): each "
+        "assigns random variables and fails at a random point of its code (an exception, "
+        "`sys.exit`, `os._exit`, its process killed from a shell it started, a thread left "
+        "running, a memory bomb, a timeout), or succeeds and is rolled back afterwards. After "
+        "every call the kernel's variables must equal those of the last call that succeeded "
+        "and was not rolled back. Calls that end the kernel (a command's `kill -9 -1`, "
+        "garbage written into the kernel's channel) must be told as a lost state, never "
+        "hang, and leave a kernel with nothing defined.",
+    ),
 }
 
 

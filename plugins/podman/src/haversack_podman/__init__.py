@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ._labels import PID_LABEL as PID_LABEL
     from ._labels import SANDBOX_LABEL as SANDBOX_LABEL
     from ._params import EvaluatePythonParams as EvaluatePythonParams
+    from ._params import PythonRestartParams as PythonRestartParams
     from ._params import ShellExecuteParams as ShellExecuteParams
     from ._resources import sandbox_bindings as sandbox_bindings
     from ._results import CommandResult as CommandResult
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "PID_LABEL": "._labels",
     "PYTHON_IMAGE": "._config",
     "PodmanService": "._service",
+    "PythonRestartParams": "._params",
     "SANDBOX_LABEL": "._labels",
     "SECTION_KEY": "._section",
     "Sandbox": "._sandbox",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["EvaluatePythonParams", "ShellExecuteParams"]
+__all__ = ["EvaluatePythonParams", "PythonRestartParams", "ShellExecuteParams"]
 
 _TIMEOUT = (
     "Seconds before the command and everything it started are killed; omit for the "
@@ -50,8 +50,14 @@ class EvaluatePythonParams:
 
     code: str = field(
         metadata={
-            "description": "Python source run as a script by python3 in /workspace; print() "
+            "description": "Python source run by python3 in /workspace in the sandbox's "
+            "kernel: names defined by earlier successful calls are still defined; print() "
             "what you want to see. The standard library only; no network."
         }
     )
     timeout: float | None = field(default=None, metadata={"description": _TIMEOUT})
+
+
+@dataclass(frozen=True, slots=True)
+class PythonRestartParams:
+    """``python_restart``: no arguments."""

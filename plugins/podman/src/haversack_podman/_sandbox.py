@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -21,6 +21,7 @@ from haversack.filesystem import normalize_path
 from ._backend import ExecRequest, SandboxSpec
 from ._container import SWEEP_S, WORKDIR, Container
 from ._errors import SandboxError
+from ._kernel import Kernel, KernelLost, kernel_argv, reply_of
 from ._output import CappedBuffer
 from ._resident import Resident, ResidentLost, resident_argv
 
@@ -46,6 +47,11 @@ _WIPE: Final = (
 _WIPE_S: Final = 5.0
 #: How long the resident executor may take to start (python's start-up in the container).
 _RESIDENT_S: Final = 10.0
+#: How long past its timeout a kernel call's answer may take (its process killed, the
+#: output drained); later, the kernel is taken for lost.
+_KERNEL_GRACE_S: Final = 1.0
+#: How the fallback runs a program when there is no kernel.
+_PYTHON_ARGV: Final = ("python3", "-B", "-")
 
 
 @dataclass(slots=True)
@@ -124,10 +130,11 @@ class Sandbox(Container):
     exec per command when it cannot run, see ``resident_off``).
 
     **No process outlives its command, and none runs between commands.** After every command
-    the container's cgroup is frozen, every task other than init, ``sleep infinity`` and the
-    resident is killed, and it stays frozen until the next command starts (with a remote
-    service: the command user's processes are killed with ``kill -9 -1`` from a second exec
-    and the container is paused through the engine). If it cannot be brought back to that baseline
+    the container's cgroup is frozen, every task other than init, ``sleep infinity``, the
+    resident and the Python kernel (``python``) is killed, and it stays frozen until the next
+    command starts (with a remote service: the command user's processes are killed with
+    ``kill -9 -1`` from a second exec and the container is paused through the engine; there
+    is no kernel then). If it cannot be brought back to that baseline
     within a second, it is restarted and the result says so. :meth:`quiesced` is the
     guarantee the host-side file tools rely on.
     """
@@ -154,6 +161,11 @@ class Sandbox(Container):
         #: Why commands go through one engine exec each instead of the resident executor
         #: (None: they go through the resident).
         self.resident_off: str | None = None
+        self._kernel: Kernel | None = None
+        #: Why a kernel that held state was lost (told with the next ``python`` call).
+        self._kernel_gone = ""
+        #: Why ``python`` runs each call in a fresh interpreter (None: in the kernel).
+        self.kernel_off: str | None = None
 
     def attach_journal(self, record: Record) -> None:
         """Write a user's directory back through ``record`` (the ``record`` method of the
@@ -191,6 +203,37 @@ class Sandbox(Container):
         merged = {**self.config.env, **(env or {})}
         env_pairs = _check_env(merged)
         timeout = self.config.clamp_timeout(timeout_s)
+        return self._transaction(
+            rel,
+            lambda again: self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=again),
+        )
+
+    def python(self, code: str, *, timeout_s: float | None = None) -> ExecResult:
+        """Run ``code`` in the sandbox's Python kernel (``_kernel``): one interpreter per
+        sandbox, started by the first call, whose variables and imports live across calls.
+        A call that fails (an exception, ``sys.exit(n)``, a timeout, a killed process) leaves
+        the state as it was before it, and so does a call the executor rolls back (``restore``).
+        Without a usable kernel (``kernel_off`` says why) each call runs in a fresh
+        ``python3`` and the result's stderr says so."""
+        if self._state.closed:
+            raise SandboxError(f"Sandbox {self.name} is closed; create a new one.")
+        timeout = self.config.clamp_timeout(timeout_s)
+        return self._transaction("", lambda again: self._kernel_once(code, timeout, again))
+
+    def python_restart(self) -> bool:
+        """End the Python kernel: the next ``python`` call starts a fresh one (not undone by
+        a rollback). Whether there was state to lose."""
+        with uninterruptible(), self._lock:
+            kernel = self._kernel
+            used = kernel is not None and kernel.used
+            # Its processes die at once, or (frozen) when the container next runs.
+            self._drop_kernel("")
+            self._kernel_gone = ""
+            return used
+
+    def _transaction(self, rel: str, step: Callable[[bool], ExecResult]) -> ExecResult:
+        """Run one command (``step``, told whether the container was just recovered) with
+        the container started, a user's directory synced in and written back after."""
         # Not cut short by a cancellation (an MCP client's): the command and whatever it
         # started are always killed and the container frozen again before the call ends.
         # The waits inside check for it instead, and stop early.
@@ -212,13 +255,12 @@ class Sandbox(Container):
             self._state.lost = None  # a recreation this command meets is told with its result
             try:
                 try:
-                    done = self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=False)
+                    done = step(False)
                 except SandboxError:
                     # A dead container (or an exec podman refuses) makes exec fail before the
                     # command runs: reset the container once and retry.
                     reason = self._recover()
-                    done = self._exec_once(argv, rel, env_pairs, stdin, timeout, restarted=True)
-                    done = dataclasses.replace(done, restart_reason=reason)
+                    done = dataclasses.replace(step(True), restart_reason=reason)
             except BaseException:
                 if mirror is not None:
                     # No result, so nothing is written back: the copy returns to the user's.
@@ -235,13 +277,22 @@ class Sandbox(Container):
 
     # ------------------------------------------------------------------ transactions
     def snapshot(self) -> int:
-        """A cheap mark for the executor's transaction: how many commands have run."""
+        """A cheap mark for the executor's transaction: how many commands have run. A new
+        transaction commits the kernel's last call (see ``_kernel``)."""
+        if self._kernel is not None and self._kernel.pending is not None:
+            with self._lock:
+                if self._kernel is not None:
+                    self._baseline = self._baseline - self._kernel.commit()
         return self._commands
 
     def restore(self, snapshot: object) -> None:
         """After a failed call that ran a command: empty ``/tmp`` and ``/dev/shm`` in the
         container (restarting it if that fails), so a failed call leaves nothing behind for
-        the next one. The workspace is the filesystem's to roll back. Never raises."""
+        the next one. The workspace is the filesystem's to roll back. The Python kernel goes
+        back to its state at ``snapshot`` (or, if it cannot, is ended). Never raises."""
+        if isinstance(snapshot, int) and self._kernel is not None:
+            with contextlib.suppress(Exception), self._lock:
+                self._kernel_restore(snapshot)
         if snapshot == self._commands or self._state.closed:
             return
         with contextlib.suppress(Exception), uninterruptible(), self._lock:
@@ -361,12 +412,15 @@ class Sandbox(Container):
         # one, also after one that failed to start (the container may have been the cause).
         self._forget_resident()
         self.resident_off = None
+        self._drop_kernel("the sandbox container was restarted")
+        self.kernel_off = None
         super()._settle()
 
     def close(self) -> None:
         """Remove the container and the workspace directory (idempotent)."""
         with self._lock:
             self._forget_resident()
+            self._drop_kernel("")
             super().close()
 
     def _forget_resident(self) -> None:
@@ -466,6 +520,168 @@ class Sandbox(Container):
         # Killed at its timeout; the resident (in the baseline) survives the sweep and
         # reports the kill to nobody: its late frames carry the old command's id.
         return _Ending(137, timed_out=True, quiet=True, restarted=self._after_timeout())
+
+    # ------------------------------------------------------------------ python kernel
+    def _kernel_once(self, code: str, timeout: float, restarted: bool) -> ExecResult:
+        self._resume()
+        kernel = self._kernel_ready()
+        if kernel is None:
+            done = self._exec_once(
+                list(_PYTHON_ARGV),
+                "",
+                _check_env(self.config.env),
+                code,
+                timeout,
+                restarted=restarted,
+            )
+            note = f"\n[python kernel: off ({self.kernel_off}); this call ran in a fresh "
+            note += "python3 and kept no state]"
+            return dataclasses.replace(done, stderr=done.stderr + note)
+        out = CappedBuffer(self.config.output_limit_bytes)
+        err = CappedBuffer(self.config.output_limit_bytes)
+        started = time.monotonic()
+        ending: _Ending | None = None
+        try:
+            ending = self._kernel_call(kernel, code, timeout, out, err)
+        finally:
+            if not self._quiesce(time.monotonic() + SWEEP_S):
+                self.restart()
+                restarted = True
+        return ExecResult(
+            exit_code=ending.exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            duration_s=time.monotonic() - started,
+            timed_out=ending.timed_out,
+            stdout_truncated=out.truncated,
+            stderr_truncated=err.truncated,
+            sandbox_restarted=restarted,
+        )
+
+    def _kernel_call(
+        self, kernel: Kernel, code: str, timeout: float, out: CappedBuffer, err: CappedBuffer
+    ) -> _Ending:
+        self._baseline = self._baseline - kernel.commit()  # an earlier call of this transaction
+        for attempt in range(2):
+            if self._kernel_gone:
+                err.write(
+                    f"[python kernel: a new kernel was started, so the variables and imports "
+                    f"of earlier calls are gone: {self._kernel_gone}]\n".encode()
+                )
+                self._kernel_gone = ""
+            try:
+                done = kernel.run(
+                    code,
+                    timeout=timeout,
+                    out=out,
+                    err=err,
+                    deadline=time.monotonic() + timeout + _KERNEL_GRACE_S,
+                )
+            except KernelLost as lost:
+                self._drop_kernel(f"it had ended ({lost})")
+                fresh = None if lost.started or attempt else self._kernel_ready()
+                if fresh is None:
+                    err.write(f"\n[python kernel: {lost}; its state is lost]\n".encode())
+                    return _Ending(-1)
+                kernel = fresh  # it ended before taking the call (killed meanwhile)
+                continue
+            except BaseException:
+                self._drop_kernel("a call to it was interrupted")
+                raise
+            break
+        if done is None:
+            self._drop_kernel("it did not answer within the call's timeout")
+            err.write(
+                b"\n[python kernel: it did not answer within the timeout and was ended; its "
+                b"state is lost]\n"
+            )
+            return _Ending(137, timed_out=True)
+        reply = reply_of(done)
+        cgroup = self._state.cgroup
+        try:
+            if reply.ok and cgroup is not None:
+                kernel.adopt(done, cgroup.tasks() - self._baseline, self.config.uid, self._commands)
+                self._baseline = self._baseline | kernel.serving.tids
+            else:
+                kernel.check_failed(done)
+        except (SandboxError, OSError) as exc:
+            self._drop_kernel(str(exc))
+            err.write(f"\n[python kernel: {exc}; it was ended and its state is lost]\n".encode())
+            return _Ending(-1)
+        if reply.note:
+            err.write(
+                f"\n[python kernel: {reply.note}; this call's state was discarded]\n".encode()
+            )
+        return _Ending(reply.exit_code, timed_out=reply.timed_out)
+
+    def _kernel_ready(self) -> Kernel | None:
+        """The kernel, started (and added to the baseline) if there is none; None when
+        ``python`` runs a fresh interpreter per call (see ``kernel_off``)."""
+        if self._kernel is not None:
+            return self._kernel
+        if self.kernel_off is not None:
+            return None
+        cgroup = self._state.cgroup
+        if cgroup is None:
+            self.kernel_off = (
+                "the sandbox's processes cannot be kept between commands without the host's "
+                "cgroup freezer (a remote Podman service, or none usable)"
+            )
+            return None
+        # An exec the engine refuses (a dead container) is raised: the call recovers the
+        # container and retries.
+        request = ExecRequest(
+            tuple(kernel_argv()),
+            self.config.user,
+            cwd=WORKDIR,
+            env=tuple(_check_env(self.config.env)),
+            stdin=True,
+        )
+        exec_id = self._create_exec(request)
+        try:
+            kernel = Kernel.open(
+                lambda out, err: self._backend.attach_exec(exec_id, None, out, err),
+                time.monotonic() + _RESIDENT_S,
+                lambda: cgroup.tasks() - self._baseline,
+                self.config.uid,
+            )
+        except (SandboxError, OSError) as exc:
+            self.kernel_off = str(exc)
+            return None
+        self._kernel = kernel
+        self._baseline = self._baseline | kernel.tids()
+        return kernel
+
+    def _quiesce(self, deadline: float) -> bool:
+        if super()._quiesce(deadline):
+            return True
+        kernel, cgroup = self._kernel, self._state.cgroup
+        if kernel is None or cgroup is None or not kernel.tids() - cgroup.tasks():
+            return False
+        # Part of the baseline is gone because the kernel was killed (a command may signal
+        # it: same uid): without it the container is back at its baseline.
+        self._drop_kernel("its processes were killed (by a command, or out of memory)")
+        return super()._quiesce(time.monotonic() + SWEEP_S)
+
+    def _kernel_restore(self, snapshot: int) -> None:
+        kernel = self._kernel
+        if kernel is None:
+            return
+        if kernel.pending is not None and kernel.serving.mark > snapshot:
+            self._baseline = self._baseline - kernel.rollback()
+        if kernel.serving.mark > snapshot:
+            self._drop_kernel("a failed call's changes to it could not be undone")
+
+    def _drop_kernel(self, reason: str) -> None:
+        """End the kernel and take it out of the baseline; ``reason`` is told with the next
+        call when it held state."""
+        kernel, self._kernel = self._kernel, None
+        if kernel is None:
+            return
+        self._baseline = self._baseline - kernel.tids()
+        kernel.close()
+        if kernel.used and reason:
+            self._kernel_gone = reason
 
     # ------------------------------------------------------------------ per-command exec
     def _run_exec(

@@ -52,7 +52,12 @@ def _template(cfg: SandboxConfig) -> str:
             "- ${tool:shell_execute} runs a `/bin/sh -c` command line (busybox tools).",
             "${endif}",
             "${if tool:evaluate_python}",
-            "- ${tool:evaluate_python} runs a Python program (python3, standard library only).",
+            "- ${tool:evaluate_python} runs Python code (python3, standard library only) in a "
+            "kernel that keeps its variables and imports between calls; a failed call leaves "
+            "them as they were before it.",
+            "${endif}",
+            "${if tool:python_restart}",
+            "- ${tool:python_restart} restarts the Python kernel with nothing defined.",
             "${endif}",
             "- `/workspace` in the container is the same workspace the file tools edit: a "
             "file written with the file tools is there for the shell, and files commands "
@@ -79,7 +84,7 @@ def _template(cfg: SandboxConfig) -> str:
 
 def podman_section(config: SandboxConfig | None = None) -> MarkdownSection[None]:
     """The ``podman`` section for ``config`` (defaults when ``None``), carrying
-    ``shell_execute`` and ``evaluate_python``."""
+    ``shell_execute``, ``evaluate_python`` and ``python_restart``."""
     cfg = config if config is not None else SandboxConfig()
     return MarkdownSection[None](
         title="Sandbox",

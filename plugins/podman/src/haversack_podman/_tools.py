@@ -1,6 +1,7 @@
-"""The sandbox tools: ``shell_execute`` and ``evaluate_python``.
+"""The sandbox tools: ``shell_execute``, ``evaluate_python`` and ``python_restart``.
 
-Both run in the session's :class:`Sandbox` (its container starts on the first call). A
+They run in the session's :class:`Sandbox` (its container starts on the first call);
+``evaluate_python`` in its Python kernel, whose state lives across calls. A
 non-zero exit or a timeout is a failed result (``success=False``) that still carries the whole
 :class:`CommandResult`, so the model sees the output while the executor rolls the workspace
 back, as for any failed call.
@@ -24,7 +25,7 @@ from haversack.errors import (
 
 from ._config import SandboxConfig
 from ._container import WORKDIR
-from ._params import EvaluatePythonParams, ShellExecuteParams
+from ._params import EvaluatePythonParams, PythonRestartParams, ShellExecuteParams
 from ._results import CommandResult
 from ._sandbox import Sandbox
 
@@ -40,13 +41,14 @@ MAX_STDIN_BYTES: Final = 1024 * 1024
 #: Most per-call environment variables.
 _MAX_ENV: Final = 100
 #: The tools' names, in prompt order.
-TOOL_NAMES: Final = ("shell_execute", "evaluate_python")
+TOOL_NAMES: Final = ("shell_execute", "evaluate_python", "python_restart")
 
 #: How far past its timeout a call's engine requests may run: starting the container before
 #: the command and the clean-up after it (the call returns within about timeout + 2 s).
 _ENGINE_GRACE_S: Final = 2.0
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RUN: Final = ToolAnnotations(destructive=True, idempotent=False, open_world=False)
+_RESTART: Final = ToolAnnotations(destructive=True, idempotent=True, open_world=False)
 
 
 def _check_text(value: object, name: str, what: str, example: str) -> str:
@@ -249,7 +251,7 @@ class _SandboxTools:
     def evaluate_python(
         self, params: EvaluatePythonParams, *, context: ToolContext
     ) -> ToolResult[CommandResult]:
-        """Run a Python program (given on stdin, never through argv quoting)."""
+        """Run Python code in the sandbox's kernel (its state lives across calls)."""
         code = _check_text(params.code, "code", "Python source", '"print(2 + 2)"')
         _check_stdin(code)
         timeout = _check_timeout(params.timeout, self.config)
@@ -257,8 +259,8 @@ class _SandboxTools:
         from ._service import engine_deadline
 
         with engine_deadline(timeout + _ENGINE_GRACE_S):
-            done = sandbox.exec(["python3", "-B", "-"], stdin=code, timeout_s=timeout)
-        result = CommandResult.of("python3 -B -", WORKDIR, done)
+            done = sandbox.python(code, timeout_s=timeout)
+        result = CommandResult.of("python", WORKDIR, done)
         over = _over_budget(context)
         if over is not None:
             return _outcome(result, timeout, "The program", over)
@@ -271,9 +273,23 @@ class _SandboxTools:
             )
         return _outcome(result, timeout, "The program", undone=_undone(context))
 
+    def python_restart(
+        self, params: PythonRestartParams, *, context: ToolContext
+    ) -> ToolResult[None]:
+        """End the Python kernel; the next ``evaluate_python`` starts a fresh one."""
+        had_state = context.resources.get(Sandbox).python_restart()
+        if had_state:
+            return ToolResult.ok(
+                None,
+                "The Python kernel was restarted: every variable, import and loaded object of "
+                "earlier Python calls is gone (files in /workspace are kept).",
+            )
+        return ToolResult.ok(None, "The Python kernel held no state; nothing was lost.")
+
 
 def podman_tools(config: SandboxConfig | None = None) -> tuple[Tool[Any, Any], ...]:
-    """``shell_execute`` and ``evaluate_python`` for ``config`` (defaults when ``None``)."""
+    """``shell_execute``, ``evaluate_python`` and ``python_restart`` for ``config``
+    (defaults when ``None``)."""
     handlers = _SandboxTools(config if config is not None else SandboxConfig())
     return (
         Tool[ShellExecuteParams, CommandResult](
@@ -286,10 +302,18 @@ def podman_tools(config: SandboxConfig | None = None) -> tuple[Tool[Any, Any], .
         ),
         Tool[EvaluatePythonParams, CommandResult](
             name="evaluate_python",
-            description="Run a Python 3 program in the sandbox container (cwd /workspace, "
-            "no network); print() what you need. An exception or timeout fails and rolls "
-            "back workspace changes.",
+            description="Run Python 3 code in the sandbox's Python kernel (cwd /workspace, "
+            "no network); print() what you need. Variables and imports persist across calls. "
+            "An exception, sys.exit(n) or timeout fails: workspace changes are rolled back "
+            "and the kernel keeps its state from before the call.",
             handler=handlers.evaluate_python,
             annotations=_RUN,
+        ),
+        Tool[PythonRestartParams, None](
+            name="python_restart",
+            description="Restart the sandbox's Python kernel: every variable and import "
+            "defined so far is forgotten (files are kept).",
+            handler=handlers.python_restart,
+            annotations=_RESTART,
         ),
     )
