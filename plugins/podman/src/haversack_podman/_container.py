@@ -80,7 +80,9 @@ class _State:
         self.started = False
         self.closed = False
         self.cgroup: ContainerCgroup | None = None
-        self.paused = False  # paused through the engine (remote services)
+        # Quiet in engine mode: its command processes killed and checked, and paused through
+        # the engine where the engine can pause (``BackendCaps.engine_pause``).
+        self.paused = False
         # Why the container was last created anew behind the caller's back (told once).
         self.lost: str | None = None
 
@@ -91,7 +93,8 @@ def _release(state: _State, backend: SandboxBackend) -> None:
         state.cgroup.thaw()
     if state.paused and state.container_id is not None:
         with contextlib.suppress(Exception):
-            backend.unpause(state.container_id)
+            if backend.caps.engine_pause:
+                backend.unpause(state.container_id)
     state.paused = False
 
 
@@ -458,11 +461,15 @@ class Container:
         if cgroup is not None:
             cgroup.thaw()
         elif self._state.paused:
-            self._post("unpause")
+            if self._backend.caps.engine_pause:
+                self._post("unpause")
             self._state.paused = False
 
     def _pause(self) -> None:
-        self._post("pause")
+        # Without an engine pause (Kubernetes) the sandbox is only held quiet: its command
+        # processes were killed and checked, and no command starts without the lock.
+        if self._backend.caps.engine_pause:
+            self._post("pause")
         self._state.paused = True
 
     def _quiesce(self, deadline: float) -> bool:
