@@ -36,7 +36,9 @@ _GRACE_S: Final = 0.3
 #: Empties the container's temporary directories after a failed call (as the command user,
 #: who owns everything there and may first make it writable again).
 _WIPE: Final = (
-    "chmod -R u+rwx /tmp /dev/shm 2>/dev/null; "
+    # Each entry on its own: BusyBox's chmod -R gives up on /tmp itself (root's), never
+    # reaching a directory a command made unreadable.
+    "find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec chmod -R u+rwx {} + 2>/dev/null; "
     "find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null; "
     'test -z "$(find /tmp /dev/shm -mindepth 1 | head -n 1)" && echo empty'
 )
