@@ -88,10 +88,11 @@ def _usable(fig: Figure, ex: ToolExecutor, label: str, *, remote: bool = False) 
     fig.case()
     wrote = ex.execute("write_file", {"path": "/workspace/after.txt", "content": "x"})
     if remote:
-        # A tcp:// or ssh:// engine keeps the workspace on the engine: without the workspace
-        # agent the file tools answer so (a result, not a raise or a hang).
+        # A tcp:// or ssh:// engine keeps the workspace on the engine: the file tools need
+        # that engine too, and say that it does not answer (a result, not a raise or a hang).
         fig.check(
-            not wrote.success and "need the workspace agent" in wrote.message,
+            not wrote.success
+            and ("does not answer" in wrote.message or "did not forward" in wrote.message),
             f"{label}: the file tools broke: {wrote.render()[:200]}",
         )
         return

@@ -174,6 +174,7 @@ class Container:
         # engine lists them (engine mode: remote services, or no usable freezer).
         self._baseline: frozenset[int] = frozenset()
         self._baseline_count = 0
+        self._ever_started = False
         # Holds the state and the backend, never the container itself.
         self._finalizer = weakref.finalize(self, _teardown, self._state, self._backend)
 
@@ -210,6 +211,16 @@ class Container:
         """Whether ``close`` ran."""
         return self._state.closed
 
+    def labels(self) -> dict[str, str]:
+        """The labels of everything this sandbox makes on the engine (container, volume, the
+        workspace agent), by which ``cleanup`` and ``list_owned`` find them."""
+        return {SANDBOX_LABEL: "1", OWNER_LABEL: self.id, PID_LABEL: str(os.getpid())}
+
+    @property
+    def ever_started(self) -> bool:
+        """Whether the container was ever created (so a command may have run in it)."""
+        return self._ever_started
+
     def _baseline_user(self) -> str:
         uid = _BASELINE_UID if self.config.uid != _BASELINE_UID else _BASELINE_UID - 1
         return f"{uid}:{uid}"
@@ -220,7 +231,7 @@ class Container:
             name=self.name,
             image=cfg.image,
             command=("sleep", "infinity"),
-            labels={SANDBOX_LABEL: "1", OWNER_LABEL: self.id, PID_LABEL: str(os.getpid())},
+            labels=self.labels(),
             # Commands run as cfg.user (each exec says so); init and sleep as another user.
             baseline_user=self._baseline_user(),
             env=dict(cfg.env),
@@ -256,6 +267,7 @@ class Container:
 
     def _create_and_start(self) -> None:
         self._state.container_id = self._backend.create(self._spec())
+        self._ever_started = True  # it exists: from here on something may run in it
         dropped = dropped_limits(self.config, self._inspect())
         if dropped:
             raise SandboxError(
