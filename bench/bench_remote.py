@@ -11,6 +11,7 @@ Needs root, ``ip``/``nsenter``/``unshare``, a working Podman and the pack's imag
 
 from __future__ import annotations
 
+import importlib
 import statistics
 import sys
 from pathlib import Path
@@ -65,18 +66,15 @@ finally:
 
 def figures(quick: bool) -> dict[str, list[float]]:
     """Seconds per run of each workload."""
-    sys.path.insert(0, str(_TESTS))
-    from _remote_engine import (  # type: ignore[import-not-found]  # tests/podman, put on sys.path above
-        RemoteEngine,
-        missing_tools,
-    )
-
     from haversack_podman._containers_conf import containers_conf_text
 
-    why = missing_tools()
+    # The test suite's engine, so the bench measures exactly what the tests run against.
+    sys.path.insert(0, str(_TESTS))
+    remote = importlib.import_module("_remote_engine")
+    why = remote.missing_tools()
     if why is not None:
         raise RuntimeError(f"the remote engine cannot run here: {why}")
-    engine = RemoteEngine(containers_conf_text())
+    engine = remote.RemoteEngine(containers_conf_text())
     engine.start()
     try:
         repeats = 10 if quick else 40

@@ -214,17 +214,20 @@ AREAS: dict[str, tuple[str, str]] = {
     ),
     "engine-failures": (
         "17. Podman engine failures",
-        "The Podman engine as a hostile peer (`tests/reliability/test_engine_failures.py`, "
-        "real Podman, with a proxy in front of it where this machine cannot produce the "
-        "fault): the sandbox's container removed from outside round after round, a container "
-        "whose init exits at once, an engine that holds the start request forever then "
-        "recovers, one that reports the limits dropped (as a rootless cgroup-v1 engine does), "
-        "engines that never answer over TCP and over ssh, and a network mode asked for "
-        "without `accept_network_risk`. A failure is a call that raised (an aborted "
-        "evaluation), a result without a message or without its cause, a success where the "
-        "sandbox could not be trusted, a silent engine not bounded by the call, file tools "
-        "or `close()` broken afterwards, a lost workspace, or the next command failing once "
-        "the engine answers again.",
+        "The Podman engine as a hostile peer (`tests/reliability/test_engine_failures.py`, real"
+        " Podman, with a proxy in front of it where this machine cannot produce the fault): the"
+        " sandbox's container removed from outside round after round, a container whose init "
+        "exits at once, an engine that holds the start request forever then recovers, one that "
+        "reports the limits dropped (as a rootless cgroup-v1 engine does), engines that never "
+        "answer over TCP and over ssh, a network mode asked for without `accept_network_risk`, "
+        "and hostile commands (floods, daemons, a fork bomb, a busy loop past its timeout, "
+        "kills, a memory hog, writes outside /workspace, a connection attempt) on a real remote"
+        " engine over TCP (its own network and mount namespaces and storage), where nothing the"
+        " command started may be left. A failure is a call that raised (an aborted evaluation),"
+        " a result without a message or without its cause, a success where the sandbox could "
+        "not be trusted, a silent engine not bounded by the call, file tools or `close()` "
+        "broken afterwards, a lost workspace, the next command failing once the engine answers "
+        "again, or a command-user process left on the remote engine.",
     ),
     "workspace-agent": (
         "18. Workspace agent",

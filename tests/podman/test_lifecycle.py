@@ -194,3 +194,25 @@ def test_the_backend_lists_the_sandboxes_it_owns(make_sandbox):
     first.close()
     assert first.id not in {item.owner for item in second.backend.list_owned()}
     assert second.id in {item.owner for item in second.backend.list_owned()}
+
+
+def test_a_backend_without_an_engine_pause_is_kept_quiet_by_killing_alone(make_sandbox):
+    # What Kubernetes has: no pause. The sandbox is then quiet once the command user's
+    # processes are killed and the process list shows the baseline; it is never paused.
+    from haversack_podman._backend import BackendCaps
+    from haversack_podman._podman_backend import PodmanBackend
+
+    class NoPause(PodmanBackend):
+        @property
+        def caps(self) -> BackendCaps:
+            return BackendCaps("no-pause", True, False, False)
+
+    sandbox = make_sandbox()
+    sandbox._backend.__class__ = NoPause
+    result = sandbox.exec("setsid sleep 300 & nohup sleep 301 >/dev/null 2>&1 & echo started")
+    assert result.stdout == "started\n"
+    assert sandbox._state.cgroup is None  # engine mode
+    assert sandbox._inspect().status == "running"
+    assert sandbox.exec("ps -o user,comm | grep -c '^agent.*sleep' || true").stdout == "0\n"
+    with sandbox.quiesced():
+        assert sandbox._inspect().status == "running"

@@ -169,7 +169,7 @@ def test_an_image_nowhere_is_a_clear_error(remote_engine: RemoteEngine) -> None:
     assert "nor in this host's store" in result
 
 
-def test_the_tools_over_tcp_and_file_tools_say_they_need_the_agent(
+def test_the_tools_over_tcp_with_file_tools_and_rollback_through_the_agent(
     remote_engine: RemoteEngine,
 ) -> None:
     result = remote_engine.client_run(
@@ -182,31 +182,41 @@ def test_the_tools_over_tcp_and_file_tools_say_they_need_the_agent(
         )
         ex = ToolExecutor(prompt.render(), session=Session())
         try:
+            # The first call fails: its snapshot was the empty workspace, restored by emptying.
+            first = ex.execute("shell_execute", {"command": "echo no > first; exit 1",
+                                                 "timeout": 60})
             ok = ex.execute("shell_execute", {"command": "echo hi > x; cat x", "timeout": 60})
             py = ex.execute("evaluate_python", {"code": "print(6 * 7)", "timeout": 30})
-            failed = ex.execute("shell_execute", {"command": "exit 4", "timeout": 30})
-            slow = ex.execute("shell_execute", {"command": "sleep 60", "timeout": 1})
-            write = ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"})
-            again = ex.execute("shell_execute", {"command": "cat x", "timeout": 30})
+            write = ex.execute("write_file", {"path": "a.txt", "content": "from tool\\n"})
+            failed = ex.execute("shell_execute", {"command": "rm a.txt; echo bad > x; exit 4",
+                                                  "timeout": 30})
+            slow = ex.execute("shell_execute", {"command": "touch late; sleep 60", "timeout": 1})
+            seen = ex.execute("shell_execute", {"command": "ls; cat x a.txt", "timeout": 30})
+            read = ex.execute("read_file", {"path": "/workspace/x"})
             result = dict(
+                first=[first.success, first.message],
                 ok=[ok.success, ok.value.stdout], py=[py.success, py.value.stdout],
+                write=[write.success, write.message],
                 failed=[failed.success, failed.message],
                 slow=[slow.success, slow.value.timed_out],
-                write=[write.success, write.message], again=again.value.stdout,
+                seen=seen.value.stdout, read=[read.success, read.render()],
             )
         finally:
             ex.close()
         """
     )
+    assert result["first"][0] is False
+    assert "rolled back" in result["first"][1]
     assert result["ok"] == [True, "hi\n"]
     assert result["py"] == [True, "42\n"]
+    assert result["write"][0] is True, result["write"]
     assert result["failed"][0] is False
-    # Not rolled back on a remote engine yet: the model is told so, not the opposite.
-    assert "NOT undone" in result["failed"][1]
+    assert "rolled back" in result["failed"][1]
     assert result["slow"] == [False, True]
-    assert result["write"][0] is False
-    assert "need the workspace agent" in result["write"][1]
-    assert result["again"] == "hi\n"
+    # The failed calls' changes are undone (first, bad, a.txt removed, late); the others kept.
+    assert result["seen"] == "a.txt\nx\nhi\nfrom tool\n"
+    assert result["read"][0] is True
+    assert "hi" in result["read"][1]
 
 
 def test_a_users_directory_is_refused_on_a_remote_engine(

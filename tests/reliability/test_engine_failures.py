@@ -88,10 +88,11 @@ def _usable(fig: Figure, ex: ToolExecutor, label: str, *, remote: bool = False) 
     fig.case()
     wrote = ex.execute("write_file", {"path": "/workspace/after.txt", "content": "x"})
     if remote:
-        # A tcp:// or ssh:// engine keeps the workspace on the engine: without the workspace
-        # agent the file tools answer so (a result, not a raise or a hang).
+        # A tcp:// or ssh:// engine keeps the workspace on the engine: the file tools need
+        # that engine too, and say that it does not answer (a result, not a raise or a hang).
         fig.check(
-            not wrote.success and "need the workspace agent" in wrote.message,
+            not wrote.success
+            and ("does not answer" in wrote.message or "did not forward" in wrote.message),
             f"{label}: the file tools broke: {wrote.render()[:200]}",
         )
         return
@@ -194,4 +195,76 @@ def test_engine_failures_are_results(podman_service: Any, tmp_path: Path, figure
             fig.check("accept_network_risk" in str(exc), f"{network}: {exc}")
         else:
             fig.problem(f"network {network!r} accepted without accept_network_risk")
+    fig.assert_clean()
+
+
+_REMOTE_ATTACKS = """
+import json, time
+import haversack
+from haversack import Session, ToolExecutor
+prompt = haversack.compose(
+    ns="rel", key="remote", packs=["vfs", "podman"],
+    config={"podman": {"connection_url": URL, "pids_limit": 64, "memory": "128m"}},
+)
+ex = ToolExecutor(prompt.render(), session=Session())
+attacks = {
+    "setsid flood": "for i in $(seq 20); do setsid sleep 300 & done; echo left",
+    "double fork": "(sh -c 'sleep 300 &' &); echo daemon",
+    "nohup": "nohup sleep 300 >/dev/null 2>&1 & echo bg",
+    "fork bomb": "b() { b | b & }; b",
+    "busy loop past timeout": "while :; do :; done",
+    "kill everything": "kill -9 -1; kill -9 1; echo tried",
+    "memory hog": "python3 -c 'x = bytearray(400 * 1024 * 1024)'",
+    "write outside": "echo x > /etc/owned && echo wrote",
+    "network": "python3 -c \\"import socket; socket.create_connection(('10.213.7.1', 22), 2)\\"",
+}
+# Processes of the command user other than this check's shell and its children.
+_LEFT = "ps -o pid,ppid,user | awk -v me=$$ '$3 == \\"agent\\" && $1 != me && $2 != me' | wc -l"
+out = {}
+try:
+    for label, command in attacks.items():
+        start = time.monotonic()
+        try:
+            r = ex.execute("shell_execute", {"command": command, "timeout": 3})
+            message = r.message
+        except Exception as exc:
+            message = f"RAISED {type(exc).__name__}: {exc}"
+        wall = time.monotonic() - start
+        left = ex.execute("shell_execute", {
+            "command": _LEFT, "timeout": 10})
+        out[label] = dict(message=message, wall=round(wall, 2),
+                          left=left.value.stdout if left.success else left.message)
+finally:
+    ex.close()
+result = out
+"""
+
+
+def test_a_remote_engine_contains_hostile_commands(podman_service: Any, figure) -> None:
+    import os
+
+    from haversack_podman._containers_conf import containers_conf_text
+
+    from ..podman._remote_engine import RemoteEngine, missing_tools  # noqa: TID252
+
+    why = missing_tools()
+    if why is not None:
+        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+            pytest.fail(f"The remote Podman engine cannot run under CI: {why}")
+        pytest.skip(f"The remote Podman engine cannot run here: {why}")
+    fig = figure("engine-failures", "hostile commands on a remote engine over TCP")
+    engine = RemoteEngine(containers_conf_text())
+    engine.start()
+    try:
+        outcomes = engine.client_run(_REMOTE_ATTACKS, timeout=600)
+    finally:
+        engine.stop()
+    for label, seen in outcomes.items():
+        fig.case()
+        fig.note(f"{label}: wall s", seen["wall"])
+        fig.check(not seen["message"].startswith("RAISED"), f"{label}: {seen['message']}")
+        fig.check(bool(seen["message"].strip()), f"{label}: no message for the model")
+        # The call's timeout (3 s) + the 2 s grace, + the sweep and a possible restart.
+        fig.check(seen["wall"] < 12, f"{label}: took {seen['wall']} s")
+        fig.check(seen["left"].strip() == "0", f"{label}: left behind: {seen['left']!r}")
     fig.assert_clean()

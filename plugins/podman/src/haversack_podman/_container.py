@@ -65,16 +65,27 @@ def make_backend(config: SandboxConfig, service: PodmanService | None = None) ->
     return PodmanBackend(config.connection_url, service)
 
 
+def owner_labels(owner: str) -> dict[str, str]:
+    """The labels of everything a sandbox makes on the engine (container, volume, the
+    workspace agent), by which ``cleanup`` and ``list_owned`` find them."""
+    return {SANDBOX_LABEL: "1", OWNER_LABEL: owner, PID_LABEL: str(os.getpid())}
+
+
+def _baseline_uid(config: SandboxConfig) -> int:
+    """The uid of init and sleep: never the command user's, so commands cannot signal them."""
+    return _BASELINE_UID if config.uid != _BASELINE_UID else _BASELINE_UID - 1
+
+
 def sandbox_spec(
     config: SandboxConfig, *, name: str, owner: str, workspace: Path | None
 ) -> SandboxSpec:
     """The ``SandboxSpec`` of a sandbox of ``config`` (also what a warm pool's Pods are)."""
-    uid = _BASELINE_UID if config.uid != _BASELINE_UID else _BASELINE_UID - 1
+    uid = _baseline_uid(config)
     return SandboxSpec(
         name=name,
         image=config.image,
         command=("sleep", "infinity"),
-        labels={SANDBOX_LABEL: "1", OWNER_LABEL: owner, PID_LABEL: str(os.getpid())},
+        labels=owner_labels(owner),
         # Commands run as config.user (each exec says so); init and sleep as another user.
         baseline_user=f"{uid}:{uid}",
         env=dict(config.env),
@@ -106,7 +117,9 @@ class _State:
         self.started = False
         self.closed = False
         self.cgroup: ContainerCgroup | None = None
-        self.paused = False  # paused through the engine (remote services)
+        # Quiet in engine mode: its command processes killed and checked, and paused through
+        # the engine where the engine can pause (``BackendCaps.engine_pause``).
+        self.paused = False
         # Why the container was last created anew behind the caller's back (told once).
         self.lost: str | None = None
 
@@ -117,7 +130,8 @@ def _release(state: _State, backend: SandboxBackend) -> None:
         state.cgroup.thaw()
     if state.paused and state.container_id is not None:
         with contextlib.suppress(Exception):
-            backend.unpause(state.container_id)
+            if backend.caps.engine_pause:
+                backend.unpause(state.container_id)
     state.paused = False
 
 
@@ -202,6 +216,7 @@ class Container:
         # engine lists them (engine mode: remote services, or no usable freezer).
         self._baseline: frozenset[int] = frozenset()
         self._baseline_count = 0
+        self._ever_started = False
         # Holds the state and the backend, never the container itself.
         self._finalizer = weakref.finalize(self, _teardown, self._state, self._backend)
 
@@ -238,8 +253,17 @@ class Container:
         """Whether ``close`` ran."""
         return self._state.closed
 
+    def labels(self) -> dict[str, str]:
+        """The labels of everything this sandbox makes on the engine (``owner_labels``)."""
+        return owner_labels(self.id)
+
+    @property
+    def ever_started(self) -> bool:
+        """Whether the container was ever created (so a command may have run in it)."""
+        return self._ever_started
+
     def _baseline_user(self) -> str:
-        uid = _BASELINE_UID if self.config.uid != _BASELINE_UID else _BASELINE_UID - 1
+        uid = _baseline_uid(self.config)
         return f"{uid}:{uid}"
 
     def _spec(self) -> SandboxSpec:
@@ -265,6 +289,7 @@ class Container:
 
     def _create_and_start(self) -> None:
         self._state.container_id = self._backend.create(self._spec())
+        self._ever_started = True  # it exists: from here on something may run in it
         caps = self._backend.caps
         dropped = dropped_limits(self.config, self._inspect(), pids=caps.pids_limit)
         if dropped and caps.kind == "kubernetes":
@@ -477,11 +502,15 @@ class Container:
         if cgroup is not None:
             cgroup.thaw()
         elif self._state.paused:
-            self._post("unpause")
+            if self._backend.caps.engine_pause:
+                self._post("unpause")
             self._state.paused = False
 
     def _pause(self) -> None:
-        self._post("pause")
+        # Without an engine pause (Kubernetes) the sandbox is only held quiet: its command
+        # processes were killed and checked, and no command starts without the lock.
+        if self._backend.caps.engine_pause:
+            self._post("pause")
         self._state.paused = True
 
     def _quiesce(self, deadline: float) -> bool:

@@ -8,7 +8,8 @@ Chosen for ``tcp://`` and ``ssh://`` connection URLs. What differs from the loca
   loaded through the API (``POST /images/load``): the engine never pulls;
 - no cgroup of this host is ever touched: quiescence is engine mode (``kill -9 -1`` as the
   command user from an exec, the engine's process list, then ``pause``);
-- the file tools reach the volume through the workspace agent (``filesystem``).
+- the file tools, snapshots and rollback reach the volume through the workspace agent
+  (``RemoteWorkspace``, over ``_agent.AgentFilesystem``).
 
 The memory, CPU and pids limits are read back after every create and the sandbox refused
 when the engine dropped them (``Container._create_and_start``), as on every backend.
@@ -20,8 +21,10 @@ import contextlib
 import json
 import subprocess
 import tempfile
+import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final
 
 from ._backend import BackendCaps, SandboxSpec
 from ._container import WORKDIR
@@ -30,59 +33,173 @@ from ._podman_backend import PodmanBackend
 
 if TYPE_CHECKING:
     from haversack import Filesystem
+    from haversack.filesystem import (
+        FileStat,
+        GrepResult,
+        ReadWindow,
+        RollbackReport,
+        WorkspaceUsage,
+        WriteMode,
+    )
 
+    from ._agent import AgentFilesystem
     from ._backend import ContainerState
     from ._cgroup import ContainerCgroup
     from ._config import SandboxConfig
     from ._sandbox import Sandbox
 
 __all__ = [
-    "NoAgentFilesystem",
     "RemotePodmanBackend",
-    "SandboxWorkspaceAgentError",
+    "RemoteWorkspace",
     "remote_url",
     "volume_name",
 ]
 
 
-class SandboxWorkspaceAgentError(SandboxUnavailableError):
-    """The file tools of a sandbox whose workspace lives on a remote engine need the
-    workspace agent, which this installation does not provide."""
+class _Empty:
+    """The snapshot of a workspace volume that does not exist yet: nothing has run in the
+    sandbox and no file tool touched it, so it is empty (a remote sandbox takes no mounts)."""
+
+    def __repr__(self) -> str:
+        return "<empty workspace>"
 
 
-class NoAgentFilesystem:
-    """The workspace of a remote sandbox without the workspace agent: every file operation
-    raises ``SandboxWorkspaceAgentError`` naming the fix. Its snapshot is empty and its
-    restore does nothing: a failed call's changes to the remote /workspace are not undone."""
+_EMPTY: Final = _Empty()
+
+
+class RemoteWorkspace:
+    """The ``Filesystem`` of a remote sandbox: its workspace volume through the workspace
+    agent (``AgentFilesystem``), started on first use.
+
+    Nothing is started while the executor opens its resources (they are opened eagerly,
+    before any engine is reached). A snapshot taken before the sandbox's first start is
+    ``_EMPTY`` (no engine request, so a call's snapshot never waits on an engine the call's
+    deadline does not bound yet); restoring it empties the workspace.
+    """
 
     mount_point: Final = WORKDIR
 
-    def __init__(self, url: str) -> None:
-        self._url = url
+    def __init__(self, backend: RemotePodmanBackend, sandbox: Sandbox) -> None:
+        self._backend = backend
+        self._sandbox = sandbox
+        self._agent: AgentFilesystem | None = None
+        self._lock = threading.Lock()
 
-    def _refuse(self, *_args: object, **_kwargs: object) -> NoReturn:
-        raise SandboxWorkspaceAgentError(
-            f"The file tools of a sandbox on the remote Podman engine at {self._url} need "
-            "the workspace agent (the workspace is a volume on that engine, not a directory "
-            "on this host), which this version does not have. Use shell_execute to read "
-            "and write files in /workspace."
-        )
+    def agent(self) -> AgentFilesystem:
+        """The running agent: the image and the workspace volume made on the engine first."""
+        with self._lock:
+            if self._agent is None or self._agent.closed:
+                from ._agent import AgentFilesystem
+                from ._config import PYTHON_IMAGE
+
+                sandbox, backend = self._sandbox, self._backend
+                uid, gid = sandbox.config.uid, sandbox.config.gid
+                backend.ensure_image(PYTHON_IMAGE)
+                backend.ensure_volume(sandbox.name, sandbox.labels(), (uid, gid))
+                self._agent = AgentFilesystem(
+                    backend.service,
+                    volume_name(sandbox.name),
+                    uid=uid,
+                    gid=gid,
+                    image=PYTHON_IMAGE,
+                    name=f"{sandbox.name}-agent",
+                    labels=sandbox.labels(),
+                    guard=sandbox.quiesced,
+                )
+            return self._agent
 
     def normalize(self, path: str) -> str:
-        """The path as every other method would see it."""
+        """The path as every other method sees it (no agent needed)."""
         from haversack.filesystem import normalize_path
 
         return normalize_path(path, mount_point=WORKDIR)
 
     def snapshot(self) -> object:
-        """Nothing: the workspace is not reachable from here."""
+        """The agent's snapshot, or ``_EMPTY`` before the sandbox first started."""
+        if self._agent is None and not self._sandbox.ever_started:
+            return _EMPTY
+        return self.agent().snapshot()
+
+    def restore(self, snapshot: object) -> RollbackReport | None:
+        """Put the workspace back (``_EMPTY``: remove everything in it)."""
+        if snapshot is not _EMPTY:
+            return self.agent().restore(snapshot)
+        if self._agent is None and not self._sandbox.ever_started:
+            return None  # still nothing on the engine
+        agent = self.agent()
+        for entry in agent.list(""):
+            agent.delete(entry.path, recursive=True)
         return None
 
-    def restore(self, snapshot: object) -> None:
-        """Nothing to restore (see the class docstring)."""
+    def discard(self, snapshot: object) -> None:
+        """Release a snapshot's storage."""
+        if snapshot is not _EMPTY and self._agent is not None:
+            self._agent.discard(snapshot)
 
-    exists = stat = list = read = read_text = write = edit = _refuse
-    glob = grep = delete = mkdir = _refuse
+    def close(self) -> None:
+        """Stop the agent (its container and snapshot volume; the workspace volume is the
+        sandbox's to remove)."""
+        with self._lock:
+            agent, self._agent = self._agent, None
+        if agent is not None:
+            agent.close()
+
+    # The file operations: the agent's, started when first needed.
+    def exists(self, path: str) -> bool:
+        """See ``Filesystem.exists``."""
+        return self.agent().exists(path)
+
+    def stat(self, path: str) -> FileStat:
+        """See ``Filesystem.stat``."""
+        return self.agent().stat(path)
+
+    def list(self, path: str = "") -> tuple[FileStat, ...]:
+        """See ``Filesystem.list``."""
+        return self.agent().list(path)
+
+    def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> ReadWindow:
+        """See ``Filesystem.read``."""
+        return self.agent().read(path, offset=offset, limit=limit)
+
+    def read_text(self, path: str) -> str:
+        """See ``Filesystem.read_text``."""
+        return self.agent().read_text(path)
+
+    def write(
+        self, path: str, content: str, *, mode: WriteMode = "create", parents: bool = True
+    ) -> int:
+        """See ``Filesystem.write``."""
+        return self.agent().write(path, content, mode=mode, parents=parents)
+
+    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
+        """See ``Filesystem.edit``."""
+        return self.agent().edit(path, old, new, replace_all=replace_all)
+
+    def glob(self, pattern: str, *, path: str = "") -> tuple[str, ...]:
+        """See ``Filesystem.glob``."""
+        return self.agent().glob(pattern, path=path)
+
+    def grep(
+        self, pattern: str, *, path: str = "", glob: str | None = None, max_matches: int = 100
+    ) -> GrepResult:
+        """See ``Filesystem.grep``."""
+        return self.agent().grep(pattern, path=path, glob=glob, max_matches=max_matches)
+
+    def delete(self, path: str, *, recursive: bool = False) -> tuple[str, ...]:
+        """See ``Filesystem.delete``."""
+        return self.agent().delete(path, recursive=recursive)
+
+    def mkdir(self, path: str, *, parents: bool = True, exist_ok: bool = True) -> None:
+        """See ``Filesystem.mkdir``."""
+        self.agent().mkdir(path, parents=parents, exist_ok=exist_ok)
+
+    def usage(self) -> WorkspaceUsage:
+        """See ``AgentFilesystem.usage``."""
+        return self.agent().usage()
+
+    def check_quota(self) -> WorkspaceUsage:
+        """See ``AgentFilesystem.check_quota``."""
+        return self.agent().check_quota()
 
 
 def volume_name(sandbox_name: str) -> str:
@@ -111,7 +228,8 @@ class RemotePodmanBackend(PodmanBackend):
         if config.mounts:
             raise SandboxError(
                 f"SandboxConfig.mounts are copied from this host's disk, which the Podman "
-                f"engine at {self.connection_url} cannot see; they need the workspace agent."
+                f"engine at {self.connection_url} cannot see; seed them through the workspace "
+                "agent instead (AgentFilesystem.seed)."
             )
         return None
 
@@ -127,10 +245,8 @@ class RemotePodmanBackend(PodmanBackend):
             self._api().delete(f"/volumes/{volume_name(name)}", params={"force": True})
 
     def filesystem(self, container: Sandbox) -> Filesystem:
-        """Until the workspace agent (``_agent*``) is plugged in here: a ``Filesystem``
-        whose every file operation raises ``SandboxWorkspaceAgentError`` (the executor opens
-        its bindings eagerly, so the binding itself must not fail: ``shell_execute`` works)."""
-        return NoAgentFilesystem(str(self.connection_url))
+        """The workspace volume through the workspace agent (started on first use)."""
+        return RemoteWorkspace(self, container)
 
     # ---------------------------------------------------------------- images
     def ensure_image(self, image: str) -> None:
@@ -194,20 +310,27 @@ class RemotePodmanBackend(PodmanBackend):
     def create(self, spec: SandboxSpec) -> str:
         """Load the image if needed, create the workspace volume, then the container."""
         self.ensure_image(spec.image)
-        uid, gid = spec.workspace_owner
+        self.ensure_volume(spec.name, spec.labels, spec.workspace_owner)
+        return super().create(spec)
+
+    def ensure_volume(
+        self, sandbox_name: str, labels: Mapping[str, str], owner: tuple[int, int]
+    ) -> str:
+        """Create sandbox ``sandbox_name``'s workspace volume, owned by ``owner`` (uid, gid),
+        unless it exists (idempotent: the sandbox and its agent both need it first)."""
+        name = volume_name(sandbox_name)
         body = {
-            "Name": volume_name(spec.name),
-            "Label": dict(spec.labels),
-            "Options": {"o": f"uid={uid},gid={gid}"},
+            "Name": name,
+            "Label": dict(labels),
+            "Options": {"o": f"uid={owner[0]},gid={owner[1]}"},
         }
         response = self._api().post("/volumes/create", data=json.dumps(body))
-        # An interrupted start may have made it already: it is this sandbox's own name.
         if response.status_code >= 400 and "already exists" not in response.text:
             raise SandboxError(
-                f"Creating the workspace volume of sandbox {spec.name} failed: "
+                f"Creating the workspace volume of sandbox {sandbox_name} failed: "
                 f"{response.text.strip()}"
             )
-        return super().create(spec)
+        return name
 
     def remove(self, ref: str, *, last_resort: bool = False) -> bool:
         """Remove through the API only: the local CLI would act on another engine."""

@@ -163,28 +163,8 @@ def _over_budget(context: ToolContext) -> str | None:
     return None
 
 
-def _undone(context: ToolContext) -> str:
-    """What became of a failed call's changes to the workspace."""
-    try:
-        fs: object = context.filesystem
-    except ResourceError:
-        fs = None
-    from ._remote_backend import NoAgentFilesystem
-
-    if isinstance(fs, NoAgentFilesystem):
-        return (
-            "its changes to /workspace on the remote engine were NOT undone (that needs "
-            "the workspace agent)"
-        )
-    return "its changes to the workspace were rolled back"
-
-
 def _outcome(
-    result: CommandResult,
-    timeout: float,
-    what: str,
-    over: str | None = None,
-    undone: str = "its changes to the workspace were rolled back",
+    result: CommandResult, timeout: float, what: str, over: str | None = None
 ) -> ToolResult[CommandResult]:
     # The full notice is in the result's text (CommandResult.render); the message points to it.
     restarted = ""
@@ -207,12 +187,13 @@ def _outcome(
     if result.timed_out:
         return ToolResult.error(
             f"{what} timed out after {timeout:g} s and was killed with everything it started; "
-            f"{undone}.{restarted}",
+            f"its changes to the workspace were rolled back.{restarted}",
             value=result,
         )
     if result.exit_code != 0:
         return ToolResult.error(
-            f"{what} exited with code {result.exit_code}; the call failed, so {undone}.{restarted}",
+            f"{what} exited with code {result.exit_code}; the call failed, so its changes to "
+            f"the workspace were rolled back.{restarted}",
             value=result,
         )
     return ToolResult.ok(
@@ -245,8 +226,7 @@ class _SandboxTools:
             done = sandbox.exec(command, cwd=rel, env=env, stdin=stdin, timeout_s=timeout)
         cwd = f"{WORKDIR}/{rel}" if rel else WORKDIR
         over = _over_budget(context)
-        result = CommandResult.of(command, cwd, done)
-        return _outcome(result, timeout, "The command", over, _undone(context))
+        return _outcome(CommandResult.of(command, cwd, done), timeout, "The command", over)
 
     def evaluate_python(
         self, params: EvaluatePythonParams, *, context: ToolContext
@@ -271,7 +251,7 @@ class _SandboxTools:
                 "(built by `python -m haversack_podman build-images`).",
                 value=result,
             )
-        return _outcome(result, timeout, "The program", undone=_undone(context))
+        return _outcome(result, timeout, "The program")
 
     def python_restart(
         self, params: PythonRestartParams, *, context: ToolContext
