@@ -232,6 +232,16 @@ AREAS: dict[str, tuple[str, str]] = {
         "test_kubernetes.py`): its Pod deleted from outside round after round, an image it "
         "cannot run, limits an admission rewrote, and an API that never answers.",
     ),
+    "workspace-agent": (
+        "18. Workspace agent",
+        "The workspace agent (a volume's file operations in a second container, over one "
+        "exec; `tests/reliability/test_workspace_agent.py`, real Podman) as a hostile peer: "
+        "round after round it sends garbage, a frame over the size limit, JSON that is not "
+        "an object, an answer to another request or a frame that is no answer, hangs, exits "
+        "mid-request, or its container is killed or removed from outside. A failure is an "
+        "operation still running after 60 s, anything but one `WorkspaceAgentError` with a "
+        "message, or the next operation failing or losing the volume's files.",
+    ),
 }
 
 

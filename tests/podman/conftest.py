@@ -6,10 +6,11 @@ otherwise a missing or broken Podman makes them fail with the pack's own error m
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -23,6 +24,9 @@ from haversack_podman import (
 )
 
 from ._kube_standin import KubeStandIn, standin_kubeconfig
+
+if TYPE_CHECKING:
+    from ._remote_engine import RemoteEngine
 
 
 @pytest.fixture
@@ -63,6 +67,31 @@ def _containers_with_label(label: str) -> list[str]:
 def containers_with_label(podman_service: PodmanService) -> Callable[[str], list[str]]:
     """Ids of containers (any state) carrying ``label`` (``key=value``), via the CLI."""
     return _containers_with_label
+
+
+@pytest.fixture(scope="session")
+def remote_engine(podman_service: PodmanService) -> Iterator[RemoteEngine]:
+    """This worker's "remote" Podman engine (``_remote_engine``): its own network and mount
+    namespaces and storage, reached over TCP from the client namespace only.
+
+    Skipped where it cannot run (not root, no ``ip``/``nsenter``/``unshare``), except under
+    CI, where that fails: the remote backend must be tested there.
+    """
+    from haversack_podman._containers_conf import containers_conf_text
+
+    from ._remote_engine import RemoteEngine, missing_tools
+
+    why = missing_tools()
+    if why is not None:
+        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+            pytest.fail(f"The remote Podman engine cannot run under CI: {why}")
+        pytest.skip(f"The remote Podman engine cannot run here: {why}")
+    engine = RemoteEngine(containers_conf_text())
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.stop()
 
 
 @pytest.fixture

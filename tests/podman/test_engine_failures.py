@@ -152,7 +152,11 @@ def test_an_engine_that_never_answers_is_an_error_within_the_calls_timeout(
         # 60 s default per request.
         assert "does not answer" in result.message, result.message
         _assert_bound(result.message, 4.0)
-    assert ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"}).success
+    # The executor stays usable: a tcp:// or ssh:// engine keeps the workspace on the engine,
+    # so the file tools answer (without touching the engine) that they need the agent.
+    written = ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"})
+    assert not written.success
+    assert "need the workspace agent" in written.message, written.message
 
 
 def test_an_engine_that_stalls_a_start_is_an_error_and_the_sandbox_recovers(
@@ -208,7 +212,11 @@ def test_an_ssh_engine_that_cannot_be_reached_is_an_error_within_the_calls_timeo
     _assert_bound(result.message, 4.0)
     if peer == "refuses":
         assert "Connection refused" in result.message, result.message
-    assert ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"}).success
+    # The executor stays usable: a tcp:// or ssh:// engine keeps the workspace on the engine,
+    # so the file tools answer (without touching the engine) that they need the agent.
+    written = ex.execute("write_file", {"path": "/workspace/a.txt", "content": "a"})
+    assert not written.success
+    assert "need the workspace agent" in written.message, written.message
 
 
 def test_an_engine_that_holds_the_command_start_is_an_error_not_a_hang(

@@ -13,6 +13,7 @@ from haversack.lazy import lazy_exports
 # For type checkers only: each public name imported as itself (``X as X``), which marks it
 # re-exported under mypy --strict and pyright; a test checks this list against ``_EXPORTS``.
 if TYPE_CHECKING:
+    from ._agent import AgentFilesystem as AgentFilesystem
     from ._cleanup import CleanupReport as CleanupReport
     from ._cleanup import cleanup as cleanup
     from ._config import BUSYBOX_IMAGE as BUSYBOX_IMAGE
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from ._errors import SandboxError as SandboxError
     from ._errors import SandboxImageMissingError as SandboxImageMissingError
     from ._errors import SandboxUnavailableError as SandboxUnavailableError
+    from ._errors import WorkspaceAgentError as WorkspaceAgentError
     from ._images import IMAGE_LABEL as IMAGE_LABEL
     from ._images import ImageBuild as ImageBuild
     from ._images import build_images as build_images
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from ._tools import podman_tools as podman_tools
 
 _EXPORTS: dict[str, str] = {
+    "AgentFilesystem": "._agent",
     "BUSYBOX_IMAGE": "._config",
     "CleanupReport": "._cleanup",
     "CommandResult": "._results",
@@ -78,6 +81,7 @@ _EXPORTS: dict[str, str] = {
     "ShellExecuteParams": "._params",
     "TOOL_NAMES": "._tools",
     "WarmPool": "._kube_pool",
+    "WorkspaceAgentError": "._errors",
     "build_images": "._images",
     "cleanup": "._cleanup",
     "containers_conf_text": "._containers_conf",

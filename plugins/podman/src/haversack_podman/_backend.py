@@ -7,9 +7,11 @@ backend only does what its engine does: create, start, restart, pause and remove
 inspect it, count its processes, open an exec channel into it, load images, say which
 ``Filesystem`` is the workspace, and list the sandboxes it owns.
 
-Implementations: ``PodmanBackend`` (``_podman_backend``: a Podman service on this host, the
-workspace a host directory bind-mounted into the container) and ``KubernetesBackend``
-(``_kube_backend``: one Pod per sandbox, reached through lightkube).
+Implementations (``Container`` picks one from ``connection_url``: ``make_backend``, unless a
+backend is given): ``PodmanBackend`` (``_podman_backend``: a Podman service on this host, the
+workspace a host directory bind-mounted into the container), ``RemotePodmanBackend``
+(``_remote_backend``: ``tcp://`` and ``ssh://``, the workspace a volume on the engine) and
+``KubernetesBackend`` (``_kube_backend``: one Pod per sandbox, reached through lightkube).
 
 Every engine request a backend makes is bounded by the caller's deadline
 (:func:`haversack_podman._service.engine_deadline` / ``request_timeout``): a backend never

@@ -113,7 +113,8 @@ class SandboxConfig:
         metadata={
             "description": "Podman API URL (unix:///run/podman/podman.sock, tcp://host:port "
             "or ssh://user@host/run/podman/podman.sock); None starts a private 'podman "
-            "system service' for this process."
+            "system service' for this process. A tcp:// or ssh:// engine is remote: the "
+            "workspace is a volume there and images are loaded onto it through the API."
         },
     )
     default_timeout_s: float = field(

@@ -55,9 +55,13 @@ _GoneError = BackendGoneError
 
 def make_backend(config: SandboxConfig, service: PodmanService | None = None) -> SandboxBackend:
     """The backend for ``config.connection_url`` (no engine request: it connects on first
-    use)."""
+    use): an engine over ``tcp://`` or ``ssh://`` does not share this host's disk or kernel
+    (``RemotePodmanBackend``); a unix socket or this process's private service does."""
     from ._podman_backend import PodmanBackend
+    from ._remote_backend import RemotePodmanBackend, remote_url
 
+    if remote_url(config.connection_url):
+        return RemotePodmanBackend(config.connection_url, service)
     return PodmanBackend(config.connection_url, service)
 
 

@@ -8,6 +8,7 @@ __all__ = [
     "SandboxError",
     "SandboxImageMissingError",
     "SandboxUnavailableError",
+    "WorkspaceAgentError",
 ]
 
 
@@ -21,3 +22,8 @@ class SandboxUnavailableError(SandboxError):
 
 class SandboxImageMissingError(SandboxUnavailableError):
     """The configured image is not in the local store (images are never pulled)."""
+
+
+class WorkspaceAgentError(SandboxError):
+    """The workspace agent (the volume's file operations in a second container) failed, hung
+    or broke its protocol; the message says what happened to it and what was kept."""

@@ -22,7 +22,7 @@ from ._errors import SandboxError
 from ._labels import OWNER_LABEL, PID_LABEL, SANDBOX_LABEL
 
 if TYPE_CHECKING:
-    from haversack.filesystem import DirectoryFilesystem
+    from haversack import Filesystem
 
     from ._cgroup import ContainerCgroup
     from ._config import SandboxConfig
@@ -39,7 +39,9 @@ _EXIT_CODE_KILLED_S: Final = 0.3
 
 
 def podman_spec(spec: SandboxSpec, workspace: dict[str, Any]) -> dict[str, Any]:
-    """The libpod SpecGenerator of ``spec``, with ``workspace`` as the mount at ``workdir``."""
+    """The libpod SpecGenerator of ``spec``, with ``workspace`` at ``workdir``: a mount (a
+    bind of a host directory), or a named volume (``{"Name", "Dest", "Options"}``)."""
+    volume = "Name" in workspace
     return {
         "name": spec.name,
         "image": spec.image,
@@ -53,8 +55,9 @@ def podman_spec(spec: SandboxSpec, workspace: dict[str, Any]) -> dict[str, Any]:
         "hostname": spec.hostname,
         "read_only_filesystem": spec.read_only,
         "read_write_tmpfs": False,
+        **({"volumes": [workspace]} if volume else {}),
         "mounts": [
-            workspace,
+            *([] if volume else [workspace]),
             {
                 "destination": "/tmp",  # noqa: S108 - the container's own tmpfs
                 "source": "tmpfs",
@@ -203,7 +206,7 @@ class PodmanBackend:
         if workspace is not None:
             remove_workspace(workspace)
 
-    def filesystem(self, container: Sandbox) -> DirectoryFilesystem:
+    def filesystem(self, container: Sandbox) -> Filesystem:
         """The host workspace as a ``DirectoryFilesystem`` guarded by ``quiesced``."""
         # Imported here: registering the bindings must not load the filesystem.
         from haversack.filesystem import DirectoryFilesystem

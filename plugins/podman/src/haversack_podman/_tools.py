@@ -121,6 +121,8 @@ def _check_timeout(timeout: float | None, config: SandboxConfig) -> float:
 
 def _check_cwd(sandbox: Sandbox, cwd: str) -> str:
     rel = normalize_path(cwd)
+    if sandbox.mounted is None:
+        return rel  # a workspace on the engine: the command fails on a missing directory
     root = os.path.realpath(sandbox.workspace)
     real = os.path.realpath(os.path.join(root, rel)) if rel else root
     if real != root and not real.startswith(root + os.sep):
@@ -159,8 +161,28 @@ def _over_budget(context: ToolContext) -> str | None:
     return None
 
 
+def _undone(context: ToolContext) -> str:
+    """What became of a failed call's changes to the workspace."""
+    try:
+        fs: object = context.filesystem
+    except ResourceError:
+        fs = None
+    from ._remote_backend import NoAgentFilesystem
+
+    if isinstance(fs, NoAgentFilesystem):
+        return (
+            "its changes to /workspace on the remote engine were NOT undone (that needs "
+            "the workspace agent)"
+        )
+    return "its changes to the workspace were rolled back"
+
+
 def _outcome(
-    result: CommandResult, timeout: float, what: str, over: str | None = None
+    result: CommandResult,
+    timeout: float,
+    what: str,
+    over: str | None = None,
+    undone: str = "its changes to the workspace were rolled back",
 ) -> ToolResult[CommandResult]:
     # The full notice is in the result's text (CommandResult.render); the message points to it.
     restarted = ""
@@ -183,13 +205,12 @@ def _outcome(
     if result.timed_out:
         return ToolResult.error(
             f"{what} timed out after {timeout:g} s and was killed with everything it started; "
-            f"its changes to the workspace were rolled back.{restarted}",
+            f"{undone}.{restarted}",
             value=result,
         )
     if result.exit_code != 0:
         return ToolResult.error(
-            f"{what} exited with code {result.exit_code}; the call failed, so its changes to "
-            f"the workspace were rolled back.{restarted}",
+            f"{what} exited with code {result.exit_code}; the call failed, so {undone}.{restarted}",
             value=result,
         )
     return ToolResult.ok(
@@ -222,7 +243,8 @@ class _SandboxTools:
             done = sandbox.exec(command, cwd=rel, env=env, stdin=stdin, timeout_s=timeout)
         cwd = f"{WORKDIR}/{rel}" if rel else WORKDIR
         over = _over_budget(context)
-        return _outcome(CommandResult.of(command, cwd, done), timeout, "The command", over)
+        result = CommandResult.of(command, cwd, done)
+        return _outcome(result, timeout, "The command", over, _undone(context))
 
     def evaluate_python(
         self, params: EvaluatePythonParams, *, context: ToolContext
@@ -247,7 +269,7 @@ class _SandboxTools:
                 "(built by `python -m haversack_podman build-images`).",
                 value=result,
             )
-        return _outcome(result, timeout, "The program")
+        return _outcome(result, timeout, "The program", undone=_undone(context))
 
 
 def podman_tools(config: SandboxConfig | None = None) -> tuple[Tool[Any, Any], ...]:
