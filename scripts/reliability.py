@@ -117,7 +117,10 @@ AREAS: dict[str, tuple[str, str]] = {
         "touches the workspace; with a remote engine the host has no cgroup access and "
         "relies on `kill -9 -1` from a second exec, the engine's process list and its "
         "pause, which is weaker (details: docs/packs/podman.md, Process containment). These "
-        "families run the local path.",
+        "families run the local path; the Kubernetes backend (no freezer, no pause: "
+        "`kill -9 -1` and a count of /proc by exec) meets a zombie leader, setsid floods, "
+        "double forks, nohup jobs and a timed-out writer through the Kubernetes API "
+        "stand-in in front of real Podman.",
     ),
     "rollback": (
         "11. Exact rollback",
@@ -227,7 +230,11 @@ AREAS: dict[str, tuple[str, str]] = {
         " a result without a message or without its cause, a success where the sandbox could "
         "not be trusted, a silent engine not bounded by the call, file tools or `close()` "
         "broken afterwards, a lost workspace, the next command failing once the engine answers "
-        "again, or a command-user process left on the remote engine.",
+        "again, or a command-user process left on the remote engine."
+        " The Kubernetes backend the same way, through the Kubernetes API stand-in in front of "
+        "real Podman (`tests/reliability/test_kubernetes.py`): its Pod deleted from outside "
+        "round after round, an image it cannot run, limits an admission rewrote, and an API "
+        "that never answers.",
     ),
     "workspace-agent": (
         "18. Workspace agent",

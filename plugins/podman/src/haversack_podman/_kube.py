@@ -1,9 +1,10 @@
-"""The Kubernetes backend: one Pod per sandbox, commands over ``pods/exec`` (lightkube).
+"""The Kubernetes API as the Kubernetes backend reaches it (lightkube): Pods, their
+NetworkPolicies and ``pods/exec``.
 
-lightkube is the pack's ``kubernetes`` extra and is imported only here, when a backend is
-made. Every request is bounded: an API call by the call's deadline (``request_timeout``),
-an exec by the deadline it is given; a request that overruns is abandoned (its client is
-closed) and reported, never waited for.
+lightkube is the pack's ``kubernetes`` extra and is imported only by this module and
+``_kube_backend``, when a backend is made. Every request is bounded: an API call by the
+call's deadline (``request_timeout``), an exec by the deadline it is given; a request that
+overruns is abandoned (its client is closed) and reported, never waited for.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ Kubernetes exec cannot pick a user, so the Pod runs as the command user (PID 1 i
 there is no pause and no kernel freezer, so "quiet" is ``kill -9 -1`` by exec plus a count
 of /proc; there is no per-Pod pids limit; a container cannot be restarted through the API,
 so ``restart`` kills every process and empties /tmp by exec instead; the workspace is an
-``emptyDir`` inside the Pod (the file tools need the workspace agent, not built yet).
+``emptyDir`` inside the Pod (the file tools would need the workspace agent in a second
+container, driven over an exec whose stdin stays open: not built for Kubernetes yet).
 """
 
 from __future__ import annotations
@@ -277,7 +278,6 @@ class KubernetesBackend:
 
     def logs(self, ref: str, tail: int) -> str:
         """The last ``tail`` lines of the sandbox container's log."""
-        from lightkube.resources.core_v1 import Pod  # noqa: F401 - lightkube is loaded
 
         def read(client: Any) -> str:
             lines = client.log(ref, container=SANDBOX_CONTAINER, tail_lines=tail)
