@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from ._events import ToolLog as ToolLog
     from ._executor import ToolExecutor as ToolExecutor
     from ._identity import ToolIdentity as ToolIdentity
+    from ._interaction import Answer as Answer
+    from ._interaction import Interaction as Interaction
+    from ._interaction import Progress as Progress
+    from ._interaction import Question as Question
+    from ._interaction import ScriptedInteraction as ScriptedInteraction
     from ._interrupt import check_cancelled as check_cancelled
     from ._interrupt import uninterruptible as uninterruptible
     from ._json_params import JsonArguments as JsonArguments
@@ -83,6 +88,7 @@ if TYPE_CHECKING:
     from .errors import CheckpointError as CheckpointError
     from .errors import DeadlineExceededError as DeadlineExceededError
     from .errors import HaversackError as HaversackError
+    from .errors import InteractionError as InteractionError
     from .errors import NameConflictError as NameConflictError
     from .errors import PackConfigError as PackConfigError
     from .errors import PackError as PackError
@@ -129,6 +135,12 @@ _EXPORTS: dict[str, str] = {
     "GrepMatch": ".filesystem",
     "GrepResult": ".filesystem",
     "HaversackError": ".errors",
+    "Interaction": "._interaction",
+    "InteractionError": ".errors",
+    "Answer": "._interaction",
+    "Progress": "._interaction",
+    "Question": "._interaction",
+    "ScriptedInteraction": "._interaction",
     "JsonArguments": "._json_params",
     "MarkdownSection": "._markdown",
     "NameConflictError": ".errors",
