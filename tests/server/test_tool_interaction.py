@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +17,8 @@ import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+from haversack.server._channel import PROGRESS_BURST, PROGRESS_PER_S
 
 from ._clients import User, http_client
 
@@ -146,8 +149,13 @@ async def test_a_progress_flood_is_bounded_and_ends_on_the_newest_value():
         seen.append(progress)
 
     async with connect("stdio") as client:
+        started = time.monotonic()
         result = await client.call_tool("steps", {"steps": 200_000}, progress_callback=on_progress)
+        took = time.monotonic() - started
     assert _text(result) == "stepped"
-    assert seen[-1] == 200_000
+    assert seen[-1] == 200_000  # the newest always arrives
     assert seen == sorted(set(seen))  # rising, no repeats
-    assert len(seen) < 2_000, len(seen)
+    # A burst, then at most PROGRESS_PER_S: a bound that grows with the time taken, so a
+    # slow machine cannot fail it.
+    assert len(seen) <= PROGRESS_BURST + PROGRESS_PER_S * took + 1, (len(seen), took)
+    assert len(seen) < 20_000

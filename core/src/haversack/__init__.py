@@ -48,7 +48,9 @@ if TYPE_CHECKING:
     from ._interrupt import check_cancelled as check_cancelled
     from ._interrupt import uninterruptible as uninterruptible
     from ._json_params import JsonArguments as JsonArguments
+    from ._json_params import JsonResult as JsonResult
     from ._json_params import json_schema_params as json_schema_params
+    from ._json_params import json_schema_result as json_schema_result
     from ._markdown import MarkdownSection as MarkdownSection
     from ._packs import Conflict as Conflict
     from ._packs import PackInfo as PackInfo
@@ -142,6 +144,7 @@ _EXPORTS: dict[str, str] = {
     "Question": "._interaction",
     "ScriptedInteraction": "._interaction",
     "JsonArguments": "._json_params",
+    "JsonResult": "._json_params",
     "MarkdownSection": "._markdown",
     "NameConflictError": ".errors",
     "PackConfigError": ".errors",
@@ -196,6 +199,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": ".hookspecs",
     "expect_slow": "._packs._watch",
     "json_schema_params": "._json_params",
+    "json_schema_result": "._json_params",
     "max_description": "._tool",
     "normalize_path": ".filesystem",
     "tool": "._tool_decorator",

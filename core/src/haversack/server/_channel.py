@@ -152,6 +152,13 @@ class RequestChannel(Interaction):
                     elapsed, None, f"{self._name} {self.what} for {elapsed:.1f} s"
                 )
 
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self._tokens = min(
+            float(PROGRESS_BURST), self._tokens + (now - self._filled_at) * PROGRESS_PER_S
+        )
+        self._filled_at = now
+
     async def flush(self, *, paced: bool = False) -> None:
         """Send the handler's reports not sent yet, in order, each only if it rises (the
         specification asks for rising values); ``paced``: at most :data:`PROGRESS_PER_S`
@@ -165,17 +172,14 @@ class RequestChannel(Interaction):
         for index, update in enumerate(updates):
             if self._last is not None and update.progress <= self._last:
                 continue
-            now = time.monotonic()
-            self._tokens = min(
-                float(PROGRESS_BURST), self._tokens + (now - self._filled_at) * PROGRESS_PER_S
-            )
-            self._filled_at = now
+            self._refill()
             if self._tokens < 1:
                 if index < len(updates) - 1:
                     continue  # over the rate: skip to the newest
                 if paced:
                     await anyio.sleep((1 - self._tokens) / PROGRESS_PER_S)
-            self._tokens = max(0.0, self._tokens - 1)
+                    self._refill()
+            self._tokens -= 1  # below zero only for the last report of a call, sent at once
             self._last = update.progress
             await self._ctx.session.report_progress(update.progress, update.total, update.message)
 

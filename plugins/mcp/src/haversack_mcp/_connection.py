@@ -13,7 +13,7 @@ import asyncio
 import concurrent.futures
 import sys
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,19 @@ __all__ = [
     "list_servers",
     "root_cause",
 ]
+
+#: The SDK's progress callback: (progress, total, message).
+Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+
+#: How the SDK's messages start when a result's structuredContent breaks the tool's
+#: outputSchema (or the schema cannot be used).
+_SCHEMA_BROKEN = ("Invalid structured content", "Invalid schema for tool")
+
+
+def _schema_broken(text: str) -> bool:
+    return text.startswith(_SCHEMA_BROKEN) or (
+        text.startswith("Tool ") and text.endswith("did not return structured content")
+    )
 
 
 def root_cause(exc: BaseException) -> BaseException:
@@ -539,32 +552,54 @@ class ServerConnection:
                 await asyncio.to_thread(self._stop, home)
 
     # ------------------------------------------------------------------ calls
-    async def _request(self, client: Any, tool: str, arguments: Mapping[str, Any]) -> Any:
+    async def _request(
+        self, client: Any, tool: str, arguments: Mapping[str, Any], progress: Progress | None
+    ) -> Any:
         # asyncio.timeout, not anyio.fail_after: a third of the pack's own cost per call, and
         # the SDK's anyio scopes inside see a plain cancellation either way.
         async with asyncio.timeout(self.server.timeout_s):
-            return await client.call_tool(tool, dict(arguments))
+            try:
+                return await client.call_tool(tool, dict(arguments), progress_callback=progress)
+            except RuntimeError as exc:
+                # The SDK checks structuredContent against the tool's outputSchema; a server
+                # breaking its own schema is its fault, not a lost connection.
+                text = str(exc)
+                if not _schema_broken(text):
+                    raise
+                raise McpServerError(
+                    f"{where(self.name, self.server)} answered {tool!r} with a structured "
+                    f"result that breaks its own output schema ({text[:300]}); the result "
+                    "was not used."
+                ) from None
 
-    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any], progress: Progress | None = None
+    ) -> Any:
         """Call ``tool`` on the server; the SDK's ``CallToolResult``.
 
-        Cancelling the awaiting task cancels the call on the server's loop, which sends the
-        server ``notifications/cancelled``. Raises ``TimeoutError`` after ``timeout_s``.
+        ``progress`` (the SDK's progress callback) asks the server for progress and gets
+        each ``notifications/progress`` it sends for the call. Cancelling the awaiting
+        task cancels the call on the server's loop, which sends the server
+        ``notifications/cancelled``. Raises ``TimeoutError`` after ``timeout_s``.
         """
         loop = asyncio.get_running_loop()
         owner = self.owner
         if owner is None:
-            return await self._call(loop, tool, arguments)
+            return await self._call(loop, tool, arguments, progress)
         owner.enter()
         try:
             if self._home is None:
                 await owner.make_room()
-            return await self._call(loop, tool, arguments)
+            return await self._call(loop, tool, arguments, progress)
         finally:
             owner.leave()
 
     async def _call(
-        self, loop: asyncio.AbstractEventLoop, tool: str, arguments: Mapping[str, Any]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        tool: str,
+        arguments: Mapping[str, Any],
+        progress: Progress | None,
     ) -> Any:
         home = self._home
         if home is not None and home.loop is loop and home.client is not None:
@@ -580,14 +615,14 @@ class ServerConnection:
             )
         try:
             if home.loop is loop:
-                return await self._request(client, tool, arguments)
+                return await self._request(client, tool, arguments, progress)
             if home.thread is None and not home.loop.is_running():
                 raise McpServerError(
                     f"{where(self.name, self.server)}: its session lives on another event "
                     "loop, which is not running; call it from that loop."
                 )
             future = asyncio.run_coroutine_threadsafe(
-                self._request(client, tool, arguments), home.loop
+                self._request(client, tool, arguments, progress), home.loop
             )
             return await asyncio.wrap_future(future)
         except (TimeoutError, asyncio.CancelledError, McpServerError):
