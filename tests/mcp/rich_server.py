@@ -49,6 +49,15 @@ TOOLS = [
         output_schema=HUGE_SCHEMA,
     ),
     types.Tool(name="bad_media", description="Bad base64.", input_schema=EMPTY),
+    types.Tool(
+        name="backtrack",
+        description="A backtracking pattern in its output schema.",
+        input_schema=EMPTY,
+        output_schema={
+            "type": "object",
+            "properties": {"s": {"type": "string", "pattern": "^(a|aa)+$"}},
+        },
+    ),
 ]
 
 
@@ -106,6 +115,11 @@ async def call_tool(ctx, params):
     if name == "bad_media":
         return types.CallToolResult(
             content=[types.ImageContent(type="image", data="not base64!!", mime_type="image/png")]
+        )
+    if name == "backtrack":
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text="x")],
+            structured_content={"s": "a" * 60 + "b"},
         )
     raise ValueError(name)
 

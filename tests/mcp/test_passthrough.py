@@ -145,3 +145,17 @@ async def test_bad_media_is_replaced_by_a_note():
     assert not result.is_error
     assert result.content[0].type == "text"
     assert result.content[0].text.startswith("[image content left out: ")
+
+
+@pytest.mark.anyio
+async def test_a_backtracking_pattern_in_an_output_schema_is_checked_in_linear_time():
+    import anyio
+
+    async with proxy() as client:
+        # Python's re would take ~2**60 steps on this; RE2 answers at once. The guard only
+        # bounds a broken run.
+        with anyio.fail_after(120):
+            result = await client.call_tool("backtrack", {})
+    assert result.is_error
+    assert "breaks its own output schema" in result.content[0].text
+    assert "does not match '^(a|aa)+$'" in result.content[0].text

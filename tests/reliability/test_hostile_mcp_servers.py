@@ -240,8 +240,9 @@ PROXY = Path(__file__).parent.parent / "mcp" / "proxy_server.py"
 
 def test_an_upstream_served_again_passes_on_only_bounded_well_formed_results(figure) -> None:
     """Haversack between a real client and a hostile upstream (``tests/mcp/rich_server.py``):
-    structured content breaking its own schema, an unusable output schema, bad base64 and a
-    progress flood each end in a clear, bounded answer, and the session stays usable."""
+    structured content breaking its own schema (also through a backtracking ``pattern``), an
+    unusable output schema, bad base64 and a progress flood each end in a clear, bounded
+    answer, and the session stays usable."""
     import anyio
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -261,6 +262,8 @@ def test_an_upstream_served_again_passes_on_only_bounded_well_formed_results(fig
             tools = {t.name: t for t in (await client.list_tools()).tools}
             out = {"tools": tools, "liar": await client.call_tool("liar", {})}
             out["bad_media"] = await client.call_tool("bad_media", {})
+            with anyio.move_on_after(120):  # Python's re: ~2**60 steps; RE2: at once
+                out["backtrack"] = await client.call_tool("backtrack", {})
             started = time.perf_counter()
             out["flood"] = await client.call_tool("flood", {}, progress_callback=on_progress)
             out["flood_s"] = time.perf_counter() - started
@@ -280,6 +283,12 @@ def test_an_upstream_served_again_passes_on_only_bounded_well_formed_results(fig
     fig.check(
         liar.is_error and "breaks its own output schema" in liar.content[0].text,
         f"schema-breaking structured content: {liar.content[0].text[:200]}",
+    )
+    fig.case()
+    backtrack = out.get("backtrack")
+    fig.check(
+        backtrack is not None and "breaks its own output schema" in backtrack.content[0].text,
+        "a backtracking output-schema pattern stalled the proxy (or was not reported)",
     )
     fig.case()
     bad = out["bad_media"]

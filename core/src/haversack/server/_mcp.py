@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from haversack._approval import ApprovalVerdict, PendingApproval
 from haversack._executor import ToolExecutor
 from haversack._interrupt import run_interruptibly
+from haversack._json_params import JsonResult
 from haversack._session import Session
 from haversack.adapters import mcp as mcp_format
 from haversack.errors import HaversackError
@@ -324,7 +325,9 @@ async def _settle_held(
 def _call_result(served: _Served, tool: Tool[Any, Any] | None, result: ToolResult[Any]) -> Any:
     out = mcp_format.call_result(result, tool)
     structured = out.get("structuredContent")
-    if tool is not None and structured is not None:
+    # An external server's result was checked by the pack that called it (in linear time:
+    # its schema may hold patterns Python's re would backtrack on).
+    if tool is not None and structured is not None and not isinstance(result.value, JsonResult):
         problem = served.validate(tool, structured)
         if problem is not None:
             # A client rejects a result whose structuredContent breaks the declared schema;

@@ -238,7 +238,7 @@ def cut_result(text: str, limit: int) -> str:
     )
 
 
-def _handler(server: str, tool: str, result_type: type[JsonResult]) -> Any:
+def _handler(server: str, tool: str, result_type: type[JsonResult], check: Any) -> Any:
     async def handler(params: JsonArguments, *, context: ToolContext) -> ToolResult[JsonResult]:
         connection = context.resources.get(McpConnections).get(server)
         progress = None if context.interaction is None else _progress_to(context)
@@ -272,6 +272,20 @@ def _handler(server: str, tool: str, result_type: type[JsonResult]) -> Any:
                     f"{where(server, connection.server)} answered {tool!r} with a structured "
                     f"result of {size:,} characters, over max_result_chars ({limit:,}); it "
                     "was not used. Ask for less at a time."
+                )
+        if result_type.output_schema is not None:
+            problem = (
+                "it has none"
+                if structured is None
+                else check(structured)
+                if check is not None
+                else None
+            )
+            if problem is not None:
+                return ToolResult.error(
+                    f"{where(server, connection.server)} answered {tool!r} with a structured "
+                    f"result that breaks its own output schema ({_clip(problem, 300)}); the "
+                    "result was not used."
                 )
         return ToolResult.ok(result_type(structured, content_of(result, limit)), text)
 
@@ -382,10 +396,12 @@ def _tool(name: str, prefix: str, item: Any, seen: dict[str, str]) -> Tool[Any, 
         # server's longer text is cut rather than the tool refused.
         description = description[: limit - 3].rstrip() + "..."
     result_type = _result_type(local, name, item)
+    # The server's own schema, not the inlined copy: it checks recursion as it was written.
+    check = None if result_type.output_schema is None else _validator(dict(item.output_schema))
     made = Tool[params, result_type](  # type: ignore[valid-type]
         name=local,
         description=description,
-        handler=_handler(name, item.name, result_type),
+        handler=_handler(name, item.name, result_type, check),
         annotations=_annotations(item),
     )
     seen[local] = item.name
