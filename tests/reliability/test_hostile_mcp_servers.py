@@ -233,3 +233,78 @@ def test_sessions_that_never_close_keep_only_max_live_sessions_servers(figure, t
     pids = [int(line) for line in starts.read_text().split()]
     fig.check(not any(_alive(pid) for pid in pids), "a server outlived its executor")
     fig.assert_clean()
+
+
+PROXY = Path(__file__).parent.parent / "mcp" / "proxy_server.py"
+
+
+def test_an_upstream_served_again_passes_on_only_bounded_well_formed_results(figure) -> None:
+    """Haversack between a real client and a hostile upstream (``tests/mcp/rich_server.py``):
+    structured content breaking its own schema (also through a backtracking ``pattern``), an
+    unusable output schema, bad base64 and a progress flood each end in a clear, bounded
+    answer, and the session stays usable."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from haversack.server._channel import PROGRESS_BURST, PROGRESS_PER_S
+
+    fig = figure(AREA, "MCP servers served again: structured content, schemas, media, progress")
+    seen: list[float] = []
+
+    async def on_progress(progress, total, message):
+        seen.append(progress)
+
+    async def main() -> dict:
+        params = StdioServerParameters(command=sys.executable, args=[str(PROXY)])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            out = {"tools": tools, "liar": await client.call_tool("liar", {})}
+            out["bad_media"] = await client.call_tool("bad_media", {})
+            with anyio.move_on_after(120):  # Python's re: ~2**60 steps; RE2: at once
+                out["backtrack"] = await client.call_tool("backtrack", {})
+            started = time.perf_counter()
+            out["flood"] = await client.call_tool("flood", {}, progress_callback=on_progress)
+            out["flood_s"] = time.perf_counter() - started
+            out["after"] = await client.call_tool("weather", {"city": "Oslo"})
+            return out
+
+    try:
+        out = anyio.run(main)
+    except Exception as exc:
+        fig.problem(f"the proxy raised {type(exc).__name__}: {str(exc)[:300]}")
+        fig.assert_clean()
+        raise
+    fig.case()
+    fig.check(out["tools"]["huge"].output_schema is None, "a 240 KB output schema was passed on")
+    fig.case()
+    liar = out["liar"]
+    fig.check(
+        liar.is_error and "breaks its own output schema" in liar.content[0].text,
+        f"schema-breaking structured content: {liar.content[0].text[:200]}",
+    )
+    fig.case()
+    backtrack = out.get("backtrack")
+    fig.check(
+        backtrack is not None and "breaks its own output schema" in backtrack.content[0].text,
+        "a backtracking output-schema pattern stalled the proxy (or was not reported)",
+    )
+    fig.case()
+    bad = out["bad_media"]
+    fig.check(
+        not bad.is_error and bad.content[0].text.startswith("[image content left out: "),
+        f"bad base64: {bad.content[0].text[:200]}",
+    )
+    fig.case()
+    fig.check(seen[-1:] == [3000] and seen == sorted(set(seen)), "the flood's last value lost")
+    fig.case()
+    bound = PROGRESS_BURST + PROGRESS_PER_S * out["flood_s"] + 1
+    fig.check(len(seen) <= bound, f"{len(seen)} progress notifications in {out['flood_s']:.1f} s")
+    fig.note("flood_notifications", len(seen))
+    fig.case()
+    fig.check(
+        out["after"].structured_content == {"city": "Oslo", "celsius": 21.5},
+        "the session did not survive the hostile calls",
+    )
+    fig.assert_clean()

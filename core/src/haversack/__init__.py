@@ -40,10 +40,17 @@ if TYPE_CHECKING:
     from ._events import ToolLog as ToolLog
     from ._executor import ToolExecutor as ToolExecutor
     from ._identity import ToolIdentity as ToolIdentity
+    from ._interaction import Answer as Answer
+    from ._interaction import Interaction as Interaction
+    from ._interaction import Progress as Progress
+    from ._interaction import Question as Question
+    from ._interaction import ScriptedInteraction as ScriptedInteraction
     from ._interrupt import check_cancelled as check_cancelled
     from ._interrupt import uninterruptible as uninterruptible
     from ._json_params import JsonArguments as JsonArguments
+    from ._json_params import JsonResult as JsonResult
     from ._json_params import json_schema_params as json_schema_params
+    from ._json_params import json_schema_result as json_schema_result
     from ._markdown import MarkdownSection as MarkdownSection
     from ._packs import Conflict as Conflict
     from ._packs import PackInfo as PackInfo
@@ -83,6 +90,7 @@ if TYPE_CHECKING:
     from .errors import CheckpointError as CheckpointError
     from .errors import DeadlineExceededError as DeadlineExceededError
     from .errors import HaversackError as HaversackError
+    from .errors import InteractionError as InteractionError
     from .errors import NameConflictError as NameConflictError
     from .errors import PackConfigError as PackConfigError
     from .errors import PackError as PackError
@@ -129,7 +137,14 @@ _EXPORTS: dict[str, str] = {
     "GrepMatch": ".filesystem",
     "GrepResult": ".filesystem",
     "HaversackError": ".errors",
+    "Interaction": "._interaction",
+    "InteractionError": ".errors",
+    "Answer": "._interaction",
+    "Progress": "._interaction",
+    "Question": "._interaction",
+    "ScriptedInteraction": "._interaction",
     "JsonArguments": "._json_params",
+    "JsonResult": "._json_params",
     "MarkdownSection": "._markdown",
     "NameConflictError": ".errors",
     "PackConfigError": ".errors",
@@ -184,6 +199,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": ".hookspecs",
     "expect_slow": "._packs._watch",
     "json_schema_params": "._json_params",
+    "json_schema_result": "._json_params",
     "max_description": "._tool",
     "normalize_path": ".filesystem",
     "tool": "._tool_decorator",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     from ._bindings import ResourceResolver
     from ._deadline import Deadline
     from ._identity import ToolIdentity
+    from ._interaction import Answer, Interaction
     from ._prompt import Prompt, RenderedPrompt
     from ._session import Session
     from ._tool import Tool
@@ -26,6 +28,8 @@ class ToolContext:
     (read and dispatch to it; it is rolled back if the call fails), ``resources`` gives
     the bound resources, ``deadline`` the evaluation's time budget (``None`` for none),
     ``tool`` the tool being called and ``call_id`` the provider's id for this call.
+    ``interaction`` carries :meth:`ask` and :meth:`report_progress` to whoever runs the
+    call (an MCP client, the terminal of ``haversack run``, a test); ``None``: nobody.
     """
 
     prompt: Prompt
@@ -35,6 +39,68 @@ class ToolContext:
     deadline: Deadline | None = None
     tool: Tool[Any, Any] | None = None
     call_id: str | None = None
+    interaction: Interaction | None = None
+
+    def ask(
+        self, message: str, schema: type | Mapping[str, Any] = bool, *, timeout_s: float = 300.0
+    ) -> Answer:
+        """Ask the user ``message`` and wait (at most ``timeout_s``, and never past the
+        deadline) for the answer, from a sync handler.
+
+        ``schema`` is ``bool``, ``int``, ``float`` or ``str`` (the answer's ``value`` has
+        that type) or a JSON schema of a flat form (the answer's ``content``). The answer
+        says whether the user accepted, declined or cancelled. Raises
+        :class:`~haversack.errors.InteractionError` when nobody can be asked (a client
+        without elicitation, a headless run), on timeout, or for an answer that does not
+        fit; uncaught, the call fails and the model is told why. An async handler uses
+        :meth:`aask`.
+        """
+        interaction, asked = self._question(message, schema, timeout_s)
+        if interaction is None:
+            from ._interaction import Interaction
+
+            interaction = Interaction()
+        return interaction.ask(asked)
+
+    async def aask(
+        self, message: str, schema: type | Mapping[str, Any] = bool, *, timeout_s: float = 300.0
+    ) -> Answer:
+        """:meth:`ask` for an async handler (awaits the answer on the event loop)."""
+        interaction, asked = self._question(message, schema, timeout_s)
+        if interaction is None:
+            from ._interaction import Interaction
+
+            interaction = Interaction()
+        return await interaction.aask(asked)
+
+    def _question(
+        self, message: str, schema: type | Mapping[str, Any], timeout_s: float
+    ) -> tuple[Interaction | None, Any]:
+        from ._interaction import question
+
+        deadline = self.deadline
+        if deadline is not None:
+            deadline.check(f"asking the user in tool call {self.name!r}")
+            timeout_s = max(min(timeout_s, deadline.remaining()), 1e-3)
+        return self.interaction, question(message, schema, timeout_s=timeout_s, tool=self.name)
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell whoever runs the call how far it got (``progress`` of ``total``, rising).
+
+        Never blocks and never fails the call for want of a listener: an MCP client that
+        asked for progress gets ``notifications/progress`` (a flood is coalesced to the
+        latest), the terminal prints it, and without an interaction it goes nowhere.
+        Raises :class:`~haversack.errors.InteractionError` only for values that are not
+        finite numbers (a bug in the tool).
+        """
+        from ._interaction import progress_update
+
+        update = progress_update(progress, total, message)
+        interaction = self.interaction
+        if interaction is not None:
+            interaction.progress(update)
 
     @property
     def identity(self) -> ToolIdentity | None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._approval import Approval, PendingApproval
     from ._bindings import ResourceRegistry
     from ._deadline import Deadline
+    from ._interaction import Interaction
     from ._policy import ToolPolicy
     from ._prompt import RenderedPrompt
     from ._resources import Resources
@@ -58,6 +59,7 @@ class _Call:
         "call_id",
         "context",
         "entry",
+        "interaction",
         "name",
         "params",
         "result",
@@ -70,9 +72,15 @@ class _Call:
     )
 
     def __init__(
-        self, entry: _Entry | None, name: object, arguments: Arguments, call_id: str | None
+        self,
+        entry: _Entry | None,
+        name: object,
+        arguments: Arguments,
+        call_id: str | None,
+        interaction: Interaction | None,
     ) -> None:
         self.start = _clock()
+        self.interaction = interaction
         self.entry = entry
         self.name = name
         self.arguments = arguments
@@ -169,6 +177,11 @@ class ToolExecutor:
 
     ``log`` says how much of each call the session's ``ToolInvoked`` log keeps
     (default :class:`ToolLog`: the newest 1,000 calls, each as a bounded preview).
+
+    ``interaction`` carries handlers' :meth:`ToolContext.ask` and
+    :meth:`ToolContext.report_progress` (default: nobody to ask); a call may bring its own
+    (``interaction=`` of :meth:`execute`, :meth:`aexecute`, :meth:`resume`, :meth:`aresume`),
+    as the MCP server does for each request.
     """
 
     def __init__(
@@ -179,9 +192,11 @@ class ToolExecutor:
         resources: Resources | ResourceRegistry | None = None,
         deadline: Deadline | None = None,
         log: ToolLog | None = None,
+        interaction: Interaction | None = None,
     ) -> None:
         from ._bindings import ResourceRegistry
 
+        self.interaction = interaction
         self.rendered_prompt = rendered_prompt
         self.prompt = rendered_prompt.prompt
         self.session = session
@@ -230,7 +245,12 @@ class ToolExecutor:
 
     # ------------------------------------------------------------------ calls
     def execute(
-        self, name: str, arguments: Arguments = None, *, call_id: str | None = None
+        self,
+        name: str,
+        arguments: Arguments = None,
+        *,
+        call_id: str | None = None,
+        interaction: Interaction | None = None,
     ) -> ToolResult[Any]:
         """Run one call; ``arguments`` is the model's JSON text or an already-decoded mapping.
 
@@ -238,7 +258,7 @@ class ToolExecutor:
         use :meth:`aexecute`. A call a policy holds for approval returns a failed result
         whose ``value`` is a :class:`~haversack.PendingApproval`; see :meth:`resume`.
         """
-        call = self._call(name, arguments, call_id)
+        call = self._call(name, arguments, call_id, interaction)
         gate = GATES.gate
         if gate is None:
             return self._locked_run(call)
@@ -254,13 +274,18 @@ class ToolExecutor:
             self._lock.release(shared, held)
 
     async def aexecute(
-        self, name: str, arguments: Arguments = None, *, call_id: str | None = None
+        self,
+        name: str,
+        arguments: Arguments = None,
+        *,
+        call_id: str | None = None,
+        interaction: Interaction | None = None,
     ) -> ToolResult[Any]:
         """:meth:`execute` for asynchronous callers; sync and async handlers both work.
 
         Runs on the caller's event loop. Calls of read-only tools gathered together overlap.
         """
-        call = self._call(name, arguments, call_id)
+        call = self._call(name, arguments, call_id, interaction)
         held = await self._lock.aacquire(call.shared)
         try:
             return await self._arun(call)
@@ -292,7 +317,7 @@ class ToolExecutor:
         held = await self._lock.aacquire(True)
         try:
             for index, (name, arguments, call_id) in enumerate(calls):
-                call = self._call(name, arguments, call_id)
+                call = self._call(name, arguments, call_id, None)
                 early = self._begin(call)
                 if early is None:
                     ready.append((index, call))
@@ -314,7 +339,9 @@ class ToolExecutor:
         """The calls awaiting a human's answer, oldest first."""
         return tuple(self._pending.values())
 
-    def resume(self, call_id: str, approval: Approval) -> ToolResult[Any]:
+    def resume(
+        self, call_id: str, approval: Approval, *, interaction: Interaction | None = None
+    ) -> ToolResult[Any]:
         """Answer a pending call: run it (approved or edited) or refuse it (denied).
 
         The call goes through the whole pipeline again (parsing, snapshot, every policy,
@@ -325,21 +352,25 @@ class ToolExecutor:
         """
         gate = GATES.gate
         if gate is None:
-            return self._resume(call_id, approval)
+            return self._resume(call_id, approval, interaction)
         with gate.closed():  # see execute()
-            return self._resume(call_id, approval)
+            return self._resume(call_id, approval, interaction)
 
-    def _resume(self, call_id: str, approval: Approval) -> ToolResult[Any]:
-        call = self._resumed(call_id, approval)
+    def _resume(
+        self, call_id: str, approval: Approval, interaction: Interaction | None
+    ) -> ToolResult[Any]:
+        call = self._resumed(call_id, approval, interaction)
         held = self._lock.acquire(call.shared)
         try:
             return call.result if call.result is not None else self._run(call)
         finally:
             self._lock.release(call.shared, held)
 
-    async def aresume(self, call_id: str, approval: Approval) -> ToolResult[Any]:
+    async def aresume(
+        self, call_id: str, approval: Approval, *, interaction: Interaction | None = None
+    ) -> ToolResult[Any]:
         """:meth:`resume` for asynchronous callers."""
-        call = self._resumed(call_id, approval)
+        call = self._resumed(call_id, approval, interaction)
         held = await self._lock.aacquire(call.shared)
         try:
             return call.result if call.result is not None else await self._arun(call)
@@ -372,7 +403,7 @@ class ToolExecutor:
         return self._end(call, outcome, None)
 
     # ------------------------------------------------------------------ approval
-    def _resumed(self, call_id: str, approval: Approval) -> _Call:
+    def _resumed(self, call_id: str, approval: Approval, interaction: Interaction | None) -> _Call:
         """The call to run for ``approval``, or one whose ``result`` is already decided."""
         from ._approval import ApprovalVerdict
 
@@ -388,7 +419,7 @@ class ToolExecutor:
         name = pending.tool_name
         verdict = approval.verdict
         arguments = approval.arguments if verdict is ApprovalVerdict.EDIT else pending.arguments
-        call = self._call(name, arguments, call_id)
+        call = self._call(name, arguments, call_id, interaction)
         call.approved = True
         if (approval.call_id is not None and approval.call_id != call_id) or (
             approval.tool_name is not None and approval.tool_name != name
@@ -449,9 +480,17 @@ class ToolExecutor:
         return self._publish(call, result, CallOutcome.PENDING)
 
     # ------------------------------------------------------------------ pipeline
-    def _call(self, name: object, arguments: Arguments, call_id: str | None) -> _Call:
+    def _call(
+        self,
+        name: object,
+        arguments: Arguments,
+        call_id: str | None,
+        interaction: Interaction | None,
+    ) -> _Call:
         entry = self._entries.get(name) if isinstance(name, str) else None
-        return _Call(entry, name, arguments, call_id)
+        if interaction is None:
+            interaction = self.interaction
+        return _Call(entry, name, arguments, call_id, interaction)
 
     def _begin(self, call: _Call) -> ToolResult[Any] | None:
         """Everything before the handler: parse, check the deadline, open the tool-call
@@ -521,11 +560,13 @@ class ToolExecutor:
                 )
         context = entry.context if call.call_id is None else None
         session, resources, deadline = self.session, self.resources, self.deadline
+        interaction = call.interaction
         if (
             context is None
             or context.session is not session
             or context.resources is not resources
             or context.deadline is not deadline
+            or context.interaction is not interaction
         ):
             context = ToolContext(
                 self.prompt,
@@ -535,6 +576,7 @@ class ToolExecutor:
                 deadline,
                 tool,
                 call.call_id,
+                interaction,
             )
             if call.call_id is None:
                 entry.context = context

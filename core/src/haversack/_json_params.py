@@ -1,16 +1,18 @@
-"""``json_schema_params``: a params type for a tool described by a JSON Schema, not a dataclass."""
+"""Params and result types for a tool described by JSON Schemas (an external MCP server's),
+not dataclasses: ``json_schema_params`` and ``json_schema_result``."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
+from ._content import Content
 from ._preview import preview
 from .errors import PromptValidationError
 
-__all__ = ["JsonArguments", "json_schema_params"]
+__all__ = ["JsonArguments", "JsonResult", "json_schema_params", "json_schema_result"]
 
 Validate = Callable[[dict[str, Any]], "str | None"]
 
@@ -28,6 +30,54 @@ class JsonArguments:
     """The validated arguments of a schema-defined tool, as the decoded JSON object."""
 
     arguments: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class JsonResult:
+    """The result value of a schema-described tool, as it came: ``structured`` the JSON
+    object (an MCP ``structuredContent``; ``None``: none) and ``content`` its content
+    blocks. The text a model sees is the result's message (this value renders as nothing).
+
+    Served over MCP again, the blocks go out as they are (instead of the message) and
+    ``structured`` as ``structuredContent``, checked against the tool's output schema (see
+    :func:`json_schema_result`).
+    """
+
+    structured: dict[str, Any] | None = None
+    content: tuple[Content, ...] = ()
+
+    #: The output schema of the tools returning this type (``None``: none declared).
+    output_schema: ClassVar[dict[str, Any] | None] = None
+
+    def render(self) -> str:
+        """Nothing: the result's message is the text."""
+        return ""
+
+
+def json_schema_result(name: str, schema: Mapping[str, Any] | None) -> type[JsonResult]:
+    """A result type (``Tool[P, json_schema_result(...)]``) whose output schema is
+    ``schema`` (an external MCP server's ``outputSchema``; ``None``: plain
+    :class:`JsonResult`, no schema).
+
+    The schema must describe an object, and is inlined and bounded as
+    :func:`json_schema_params` does (:class:`PromptValidationError` otherwise).
+    """
+    if schema is None:
+        return JsonResult
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        raise PromptValidationError(
+            f"The output schema of {name!r} must be a JSON Schema object with "
+            f'"type": "object", got {preview(schema, 80)}.'
+        )
+    inlined = _inline_refs(dict(schema), name, "output")
+    inlined.setdefault("type", "object")
+    return dataclasses.make_dataclass(
+        f"{_class_name(name)}Result",
+        [],
+        bases=(JsonResult,),
+        frozen=True,
+        namespace={"output_schema": inlined, "__module__": __name__},
+    )
 
 
 def json_schema_params(
@@ -87,7 +137,7 @@ def _class_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.replace("-", "_").split("_") if part)
 
 
-def _inline_refs(schema: dict[str, Any], name: str) -> dict[str, Any]:
+def _inline_refs(schema: dict[str, Any], name: str, kind: str = "input") -> dict[str, Any]:
     """``schema`` with its local ``#/$defs/...`` (and ``#/definitions/...``) refs inlined.
 
     Providers want self-contained schemas. A recursive reference cannot be inlined: past
@@ -106,7 +156,7 @@ def _inline_refs(schema: dict[str, Any], name: str) -> dict[str, Any]:
 
     def too_big(what: str) -> PromptValidationError:
         return PromptValidationError(
-            f"The input schema of {name!r} is too large once its $refs are inlined: {what}. "
+            f"The {kind} schema of {name!r} is too large once its $refs are inlined: {what}. "
             "Providers need a self-contained schema; simplify the schema (fewer nested or "
             "repeated definitions)."
         )

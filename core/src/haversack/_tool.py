@@ -74,13 +74,15 @@ class ToolHandler(Protocol[ParamsT_contra, ResultT]):
 class ToolAnnotations:
     """Hints about a tool's effects, named as MCP names them; ``None`` means unspecified.
 
-    The executor skips the transaction snapshot for ``read_only`` tools.
+    The executor skips the transaction snapshot for ``read_only`` tools. ``title`` is a
+    name for people (an MCP client shows it; ``None``: the tool's name in words).
     """
 
     read_only: bool = False
     destructive: bool | None = None
     idempotent: bool | None = None
     open_world: bool | None = None
+    title: str | None = None
 
 
 # No slots=True: on Python 3.11 and 3.12 the frozen __setattr__ of a slotted generic dataclass

@@ -48,6 +48,7 @@ __all__ = [
     "FilesystemError",
     "FilesystemLimitError",
     "HaversackError",
+    "InteractionError",
     "InvalidArgumentError",
     "InvalidPathError",
     "InvalidPatternError",
@@ -253,3 +254,9 @@ class ToolCallCancelled(BaseException):
     the executor's bookkeeping nor inside an import. A tool that holds outside resources
     (processes, connections) releases them in ``finally`` or ``except BaseException``.
     """
+
+
+class InteractionError(HaversackError):
+    """A tool's question to the user (``ToolContext.ask``) got no usable answer: nobody can
+    be asked there, the wait timed out, the client failed or sent an answer that does not
+    fit. Raised in the handler; uncaught, the call fails with this message for the model."""

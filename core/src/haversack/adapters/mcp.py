@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from haversack import serde
@@ -14,6 +15,7 @@ from haversack._content import (
     Text,
     content_blocks,
 )
+from haversack._json_params import JsonResult
 
 from ._common import tool_definition
 
@@ -56,6 +58,9 @@ def title(item: Tool[Any, Any]) -> str:
     Tools have no separate title; the name is what the model and the instructions use,
     so the title says the same thing in a form clients can show.
     """
+    given = item.annotations.title
+    if given:
+        return given
     words = item.name.replace("_", " ").replace("-", " ").strip()
     return words[:1].upper() + words[1:]
 
@@ -65,6 +70,9 @@ def output_schema(item: Tool[Any, Any]) -> dict[str, Any] | None:
     them wrapped as ``{"items": [...]}`` (MCP wants an object), ``None`` for no result."""
     if item.result_type is None or issubclass(item.result_type, Content):
         return None  # media go as content blocks, not as structured JSON
+    if issubclass(item.result_type, JsonResult):
+        schema = item.result_type.output_schema  # an external server's, as it gave it
+        return None if schema is None else copy.deepcopy(schema)
     schema = serde.schema(item.result_type)
     if not item.result_is_sequence:
         return schema
@@ -79,7 +87,11 @@ def output_schema(item: Tool[Any, Any]) -> dict[str, Any] | None:
 def structured_content(item: Tool[Any, Any], result: ToolResult[Any]) -> dict[str, Any] | None:
     """The ``structuredContent`` matching :func:`output_schema`, or ``None`` when the tool
     declares no result type, the call failed, or it returned no value."""
-    if output_schema(item) is None or not result.success or result.value is None:
+    value = result.value
+    if isinstance(value, JsonResult):
+        # An external server's structured result passes through, schema or not.
+        return value.structured if result.success else None
+    if output_schema(item) is None or not result.success or value is None:
         return None
     dumped = serde.dump(result.value)
     return {"items": dumped} if item.result_is_sequence else dumped
@@ -113,9 +125,14 @@ def call_result(result: ToolResult[Any], item: Tool[Any, Any] | None = None) -> 
     :func:`media_blocks`), ``isError`` on failure (a tool failure is a result the model
     sees, not a protocol error), and with ``item`` given, the value as
     ``structuredContent`` (see :func:`structured_content`)."""
-    blocks = None if result.exclude_value_from_context else content_blocks(result.value)
+    value = result.value
+    passed = value.content if isinstance(value, JsonResult) else ()
+    blocks = None if result.exclude_value_from_context else content_blocks(value)
     content: list[dict[str, Any]]
-    if blocks is None:
+    if passed and result.success and not result.exclude_value_from_context:
+        # An external server's blocks, as it sent them: the message is the text made of them.
+        content = media_blocks(passed)
+    elif blocks is None:
         content = [{"type": "text", "text": result.render()}]
     else:
         content = [{"type": "text", "text": result.message}] if result.message else []

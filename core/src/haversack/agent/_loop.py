@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from haversack._approval import Approval
     from haversack._bindings import ResourceRegistry
     from haversack._deadline import Deadline
+    from haversack._interaction import Interaction
     from haversack._prompt import RenderedPrompt
     from haversack._resources import Resources
     from haversack.adapters import ToolCall
@@ -59,7 +60,9 @@ class Agent:
     model responses of one run and ``max_calls_per_turn`` the calls run per response (the
     rest are answered "not run" with the reason). ``approve`` answers the calls a policy
     holds for a human (without it they are refused, and the model is told so);
-    ``on_event`` sees text as it arrives and every tool call, for a UI.
+    ``on_event`` sees text as it arrives and every tool call, for a UI. ``interaction``
+    carries the tools' questions to the user and their progress reports
+    (:meth:`ToolContext.ask`; without it, a tool that asks is told nobody can answer).
 
     In :meth:`arun`, tool calls of one turn that are all of ``read_only`` tools run
     concurrently; everything else runs in call order, one transaction at a time.
@@ -74,6 +77,7 @@ class Agent:
         max_calls_per_turn: int = 64,
         approve: ApproveCallback | None = None,
         on_event: EventCallback | None = None,
+        interaction: Interaction | None = None,
         **provider_options: Any,
     ) -> None:
         if max_turns < 1:
@@ -95,6 +99,7 @@ class Agent:
         self.max_calls_per_turn = max_calls_per_turn
         self.approve = approve
         self.on_event = on_event
+        self.interaction = interaction
 
     # ------------------------------------------------------------------ sync
     def run(
@@ -127,7 +132,11 @@ class Agent:
         run = _Run(self, session, task, deadline, checkpoint, resume, checkpoint_extra)
         try:
             with ToolExecutor(
-                self.rendered, session=run.session, resources=resources, deadline=deadline
+                self.rendered,
+                session=run.session,
+                resources=resources,
+                deadline=deadline,
+                interaction=self.interaction,
             ) as executor:
                 run.attach(executor)
                 if run.open_turn:
@@ -202,7 +211,11 @@ class Agent:
         run = _Run(self, session, task, deadline, checkpoint, resume, checkpoint_extra)
         try:
             with ToolExecutor(
-                self.rendered, session=run.session, resources=resources, deadline=deadline
+                self.rendered,
+                session=run.session,
+                resources=resources,
+                deadline=deadline,
+                interaction=self.interaction,
             ) as executor:
                 run.attach(executor)
                 if run.open_turn:

@@ -7,11 +7,13 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from haversack._interaction import Interaction
 from haversack.cli._common import KEY, NS, add_ask, approval_policies, selection_kwargs
 from haversack.cli._terminal import printable
 
 if TYPE_CHECKING:
     from haversack._approval import Approval, PendingApproval
+    from haversack._interaction import Answer, Progress, Question
     from haversack._prompt import RenderedPrompt
     from haversack.agent import AgentEvent
 
@@ -127,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         approve=_Approver(args.yes, out),
         on_event=out.event,
+        interaction=_Terminal(out),
         **options,
     )
     if resume is not None:
@@ -345,6 +348,111 @@ class _Approver:
     def _decided(self, approval: Approval, verdict: str) -> Approval:
         self.out.records.append({"type": "decision", "verdict": verdict})
         return approval
+
+
+class _Terminal(Interaction):
+    """A tool's questions asked on the terminal, its progress printed (at most one line per
+    ``PROGRESS_EVERY_S``, the newest; a tool's final report is always printed).
+
+    Each field of the question's form is read as one line: ``y``/``n`` for a yes-or-no,
+    a number, a choice by its text; an empty line declines (a required field) or leaves
+    the field out; end of input cancels. Without a terminal the tool is told nobody can be
+    asked."""
+
+    PROGRESS_EVERY_S = 0.5
+
+    def __init__(self, out: _Output) -> None:
+        self.out = out
+        self._printed_at: float | None = None
+
+    def ask(self, question: Question) -> Answer:
+        from haversack._interaction import answer_from
+        from haversack.errors import InteractionError
+
+        tool = printable(question.tool or "a tool", newlines=False)
+        self.out.print(f"? {tool} asks: {printable(question.message)}")
+        if not sys.stdin.isatty():
+            self.out.print("  not asked: no terminal to ask on")
+            raise InteractionError(
+                f"Tool {question.tool!r} needed to ask the user a question, but this run has "
+                "no terminal to ask on, so it stopped. Do not retry it as it is: go on "
+                "without it, or say in your answer what you would have asked."
+            )
+        content: dict[str, Any] = {}
+        required = set(question.schema.get("required", ()))
+        for name, spec in question.schema["properties"].items():
+            while True:
+                value = self._field(name, spec)
+                if value is _EOF:
+                    self.out.records.append({"type": "question", "action": "cancel"})
+                    return answer_from(question, "cancel", None)
+                if value is None:
+                    if name in required:
+                        self.out.records.append({"type": "question", "action": "decline"})
+                        return answer_from(question, "decline", None)
+                    break
+                if value is not _AGAIN:
+                    content[name] = value
+                    break
+        try:
+            answer = answer_from(question, "accept", content)
+        except InteractionError:
+            self.out.print("  that answer does not fit the question: declined")
+            return answer_from(question, "decline", None)
+        self.out.records.append({"type": "question", "action": "accept"})
+        return answer
+
+    def _field(self, name: str, spec: Any) -> Any:
+        kind = spec.get("type")
+        label = printable(str(spec.get("title") or name), newlines=False)
+        choices = spec.get("enum")
+        hint = {"boolean": "y/n", "integer": "a whole number", "number": "a number"}.get(
+            kind, "text"
+        )
+        if isinstance(choices, list):
+            hint = " / ".join(printable(str(c), newlines=False) for c in choices)
+        self.out.stream.write(f"  {label} ({hint}): ")
+        self.out.stream.flush()
+        line = sys.stdin.readline()
+        if not line:
+            return _EOF
+        text = line.strip()
+        if not text:
+            return None
+        try:
+            if kind == "boolean":
+                if text.lower() in ("y", "yes", "true"):
+                    return True
+                if text.lower() in ("n", "no", "false"):
+                    return False
+                raise ValueError(text)
+            if kind == "integer":
+                return int(text)
+            if kind == "number":
+                return float(text)
+            if kind == "array":
+                return [part.strip() for part in text.split(",") if part.strip()]
+        except ValueError:
+            self.out.print(f"  not {hint}; again")
+            return _AGAIN
+        return text
+
+    def progress(self, update: Progress) -> None:
+        import time
+
+        now = time.monotonic()
+        final = update.total is not None and update.progress >= update.total
+        last = self._printed_at
+        if not final and last is not None and now - last < self.PROGRESS_EVERY_S:
+            return
+        self._printed_at = now
+        amount = f"{update.progress:g}" + (f"/{update.total:g}" if update.total is not None else "")
+        message = f" {printable(update.message, newlines=False)}" if update.message else ""
+        self.out.print(f"  … {amount}{message}")
+
+
+_EOF = object()
+_AGAIN = object()
 
 
 def _arguments(arguments: object) -> str:

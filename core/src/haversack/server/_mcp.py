@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from haversack._approval import ApprovalVerdict, PendingApproval
 from haversack._executor import ToolExecutor
 from haversack._interrupt import run_interruptibly
+from haversack._json_params import JsonResult
 from haversack._session import Session
 from haversack.adapters import mcp as mcp_format
 from haversack.errors import HaversackError
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from haversack._prompt import Prompt, RenderedPrompt
     from haversack._result import ToolResult
     from haversack._tool import Tool
+
+    from ._channel import RequestChannel
 
 __all__ = ["ServeOptions", "build_server", "serve_stdio"]
 
@@ -122,43 +124,23 @@ class _Served:
         return None if error is None else error.message
 
 
-class _Doing:
-    """What a call is doing, for its progress messages."""
-
-    __slots__ = ("what",)
-
-    def __init__(self) -> None:
-        self.what = "running"
-
-
 @asynccontextmanager
-async def _progress(ctx: Any, name: str, interval_s: float) -> AsyncIterator[_Doing]:
-    """Send ``notifications/progress`` every ``interval_s`` while the body runs, when the
-    client asked for progress on this request (also while the call awaits approval, so a
-    client that resets its request timeout on progress keeps waiting)."""
+async def _channel(ctx: Any, name: str, interval_s: float) -> AsyncIterator[RequestChannel]:
+    """The request's :class:`RequestChannel`, its progress pump running meanwhile (also
+    while the call awaits approval); the handler's last report is sent before the result."""
     import anyio
-    from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
-    doing = _Doing()
-    if progress_token_from_params(ctx.params) is None:
-        yield doing
-        return
-    start = time.monotonic()
+    from ._channel import RequestChannel
 
-    async def beat() -> None:
-        while True:
-            await anyio.sleep(interval_s)
-            elapsed = time.monotonic() - start
-            await ctx.session.report_progress(
-                elapsed, None, f"{name} {doing.what} for {elapsed:.1f} s"
-            )
-
+    channel = RequestChannel(ctx, name, interval_s)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(beat)
+        tg.start_soon(channel.pump)
         try:
-            yield doing
-        finally:
+            yield channel
+        except BaseException:
             tg.cancel_scope.cancel()
+            raise
+        channel.finish()  # the pump sends what is left, then ends
 
 
 def build_server(
@@ -213,10 +195,10 @@ def build_server(
             )
         executor = await served.executor_for(ctx)
         arguments = params.arguments if params.arguments is not None else {}
-        async with _progress(ctx, params.name, opts.progress_interval_s) as doing:
-            result = await _execute(executor, tool, params.name, arguments, opts)
+        async with _channel(ctx, params.name, opts.progress_interval_s) as channel:
+            result = await _execute(executor, tool, params.name, arguments, opts, channel)
             if not result.success and isinstance(result.value, PendingApproval):
-                result = await _settle_held(ctx, executor, tool, result.value, opts, doing)
+                result = await _settle_held(ctx, executor, tool, result.value, opts, channel)
         return types.CallToolResult.model_validate(_call_result(served, tool, result))
 
     async def on_list_prompts(ctx: Any, params: Any) -> Any:
@@ -272,8 +254,10 @@ async def _execute(
     name: str,
     arguments: Any,
     opts: ServeOptions,
+    channel: RequestChannel,
 ) -> ToolResult[Any]:
-    """One call; cancelling the awaiting task stops the tool and rolls the call back.
+    """One call (its handler asks and reports through ``channel``); cancelling the awaiting
+    task stops the tool and rolls the call back.
 
     An async handler runs on the loop, so cancellation reaches it as ``CancelledError``;
     a sync one runs in its own thread and gets :class:`ToolCallCancelled` raised in it.
@@ -281,8 +265,10 @@ async def _execute(
     re-raises, and the dispatcher sends no response for a call the client cancelled.
     """
     if tool is not None and tool.is_async:
-        return await executor.aexecute(name, arguments)
-    return await _in_thread(lambda: executor.execute(name, arguments), name, opts)
+        return await executor.aexecute(name, arguments, interaction=channel)
+    return await _in_thread(
+        lambda: executor.execute(name, arguments, interaction=channel), name, opts
+    )
 
 
 async def _in_thread(
@@ -298,7 +284,7 @@ async def _settle_held(
     tool: Tool[Any, Any] | None,
     held: PendingApproval,
     opts: ServeOptions,
-    doing: _Doing,
+    channel: RequestChannel,
 ) -> ToolResult[Any]:
     """Ask the client's user about a held call, then resume it with the answer: an approved
     call runs (a transaction like any other, interruptible like :func:`_execute`), anything
@@ -316,13 +302,17 @@ async def _settle_held(
     from ._elicitation import ask_approval, cancelled_denial
 
     try:
-        doing.what = "awaiting approval"
+        channel.what = "awaiting approval"
         answer = await ask_approval(ctx, held, opts.approval_timeout_s)
-        doing.what = "running"
+        channel.what = "running"
         if answer.verdict is ApprovalVerdict.DENY or (tool is not None and tool.is_async):
             # A denial runs no handler: nothing to interrupt, no thread needed.
-            return await executor.aresume(held.call_id, answer)
-        return await _in_thread(lambda: executor.resume(held.call_id, answer), held.tool_name, opts)
+            return await executor.aresume(held.call_id, answer, interaction=channel)
+        return await _in_thread(
+            lambda: executor.resume(held.call_id, answer, interaction=channel),
+            held.tool_name,
+            opts,
+        )
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True) as cleanup:
             # Bounded: another call of the session may hold the executor's turn.
@@ -335,7 +325,9 @@ async def _settle_held(
 def _call_result(served: _Served, tool: Tool[Any, Any] | None, result: ToolResult[Any]) -> Any:
     out = mcp_format.call_result(result, tool)
     structured = out.get("structuredContent")
-    if tool is not None and structured is not None:
+    # An external server's result was checked by the pack that called it (in linear time:
+    # its schema may hold patterns Python's re would backtrack on).
+    if tool is not None and structured is not None and not isinstance(result.value, JsonResult):
         problem = served.validate(tool, structured)
         if problem is not None:
             # A client rejects a result whose structuredContent breaks the declared schema;

@@ -13,7 +13,7 @@ import asyncio
 import concurrent.futures
 import sys
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,9 @@ __all__ = [
     "list_servers",
     "root_cause",
 ]
+
+#: The SDK's progress callback: (progress, total, message).
+Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 
 
 def root_cause(exc: BaseException) -> BaseException:
@@ -89,6 +92,7 @@ async def open_client(server: McpServer) -> AsyncIterator[Any]:
             supervised(server, env), env, server.cwd or None, server.max_message_bytes
         )
         async with Client(transport) as client:
+            _no_sdk_output_check(client)
             yield client
         return
     from mcp.client.streamable_http import streamable_http_client
@@ -98,7 +102,20 @@ async def open_client(server: McpServer) -> AsyncIterator[Any]:
         create_mcp_http_client(headers=dict(server.headers)) as http,
         Client(streamable_http_client(server.url, http_client=http)) as client,
     ):
+        _no_sdk_output_check(client)
         yield client
+
+
+def _no_sdk_output_check(client: Any) -> None:
+    """Turn off the SDK's check of ``structuredContent`` against ``outputSchema`` for this
+    session: it runs a schema ``pattern`` with Python's backtracking ``re``, so a server
+    could stall the process with ``^(a|aa)+$`` and a long string. The pack checks results
+    itself, in linear time (RE2), and words the error (see ``_tools``)."""
+
+    async def unchecked(name: str, result: Any) -> None:
+        return None
+
+    client.session.validate_tool_result = unchecked
 
 
 class Listing:
@@ -539,32 +556,42 @@ class ServerConnection:
                 await asyncio.to_thread(self._stop, home)
 
     # ------------------------------------------------------------------ calls
-    async def _request(self, client: Any, tool: str, arguments: Mapping[str, Any]) -> Any:
+    async def _request(
+        self, client: Any, tool: str, arguments: Mapping[str, Any], progress: Progress | None
+    ) -> Any:
         # asyncio.timeout, not anyio.fail_after: a third of the pack's own cost per call, and
         # the SDK's anyio scopes inside see a plain cancellation either way.
         async with asyncio.timeout(self.server.timeout_s):
-            return await client.call_tool(tool, dict(arguments))
+            return await client.call_tool(tool, dict(arguments), progress_callback=progress)
 
-    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any], progress: Progress | None = None
+    ) -> Any:
         """Call ``tool`` on the server; the SDK's ``CallToolResult``.
 
-        Cancelling the awaiting task cancels the call on the server's loop, which sends the
-        server ``notifications/cancelled``. Raises ``TimeoutError`` after ``timeout_s``.
+        ``progress`` (the SDK's progress callback) asks the server for progress and gets
+        each ``notifications/progress`` it sends for the call. Cancelling the awaiting
+        task cancels the call on the server's loop, which sends the server
+        ``notifications/cancelled``. Raises ``TimeoutError`` after ``timeout_s``.
         """
         loop = asyncio.get_running_loop()
         owner = self.owner
         if owner is None:
-            return await self._call(loop, tool, arguments)
+            return await self._call(loop, tool, arguments, progress)
         owner.enter()
         try:
             if self._home is None:
                 await owner.make_room()
-            return await self._call(loop, tool, arguments)
+            return await self._call(loop, tool, arguments, progress)
         finally:
             owner.leave()
 
     async def _call(
-        self, loop: asyncio.AbstractEventLoop, tool: str, arguments: Mapping[str, Any]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        tool: str,
+        arguments: Mapping[str, Any],
+        progress: Progress | None,
     ) -> Any:
         home = self._home
         if home is not None and home.loop is loop and home.client is not None:
@@ -580,14 +607,14 @@ class ServerConnection:
             )
         try:
             if home.loop is loop:
-                return await self._request(client, tool, arguments)
+                return await self._request(client, tool, arguments, progress)
             if home.thread is None and not home.loop.is_running():
                 raise McpServerError(
                     f"{where(self.name, self.server)}: its session lives on another event "
                     "loop, which is not running; call it from that loop."
                 )
             future = asyncio.run_coroutine_threadsafe(
-                self._request(client, tool, arguments), home.loop
+                self._request(client, tool, arguments, progress), home.loop
             )
             return await asyncio.wrap_future(future)
         except (TimeoutError, asyncio.CancelledError, McpServerError):

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 from typing import TYPE_CHECKING, Any
 
 from haversack import (
+    Audio,
+    Content,
+    EmbeddedResource,
+    HaversackError,
+    Image,
+    InteractionError,
     JsonArguments,
+    JsonResult,
     MarkdownSection,
     PromptValidationError,
+    Text,
     Tool,
     ToolAnnotations,
     ToolContext,
     ToolResult,
     json_schema_params,
+    json_schema_result,
     max_description,
 )
 
@@ -137,15 +147,61 @@ def _validator(schema: dict[str, Any]) -> Any:
 
 def _annotations(tool: Any) -> ToolAnnotations:
     hints = tool.annotations
+    title = _title(tool)
     if hints is None:
         # MCP's defaults: not read-only, destructive, open-world.
-        return ToolAnnotations(read_only=False, open_world=True)
+        return ToolAnnotations(read_only=False, open_world=True, title=title)
     return ToolAnnotations(
         read_only=bool(hints.read_only_hint),
         destructive=hints.destructive_hint,
         idempotent=hints.idempotent_hint,
         open_world=True if hints.open_world_hint is None else hints.open_world_hint,
+        title=title,
     )
+
+
+_MAX_TITLE = 200
+
+
+def _title(tool: Any) -> str | None:
+    """The server's title for people (``title``, else its annotations' ``title``), one
+    line, controls removed, at most :data:`_MAX_TITLE` characters."""
+    hints = tool.annotations
+    given = getattr(tool, "title", None) or (getattr(hints, "title", None) if hints else None)
+    if not isinstance(given, str):
+        return None
+    text = " ".join(_CONTROL.sub(" ", given).split())
+    return _clip(text, _MAX_TITLE) or None
+
+
+def _result_type(local: str, name: str, item: Any) -> type[JsonResult]:
+    """The result type carrying the server's ``outputSchema``; a schema Haversack cannot
+    use (not an object, not a valid schema, too large) is left out, with a warning: the
+    tool is still offered, its structured results pass through unchecked by the schema."""
+    schema = getattr(item, "output_schema", None)
+    if schema is None:
+        return JsonResult
+    try:
+        if len(json.dumps(schema)) > _MAX_OUTPUT_SCHEMA_CHARS:
+            raise PromptValidationError(
+                f"{len(json.dumps(schema)):,} characters, over {_MAX_OUTPUT_SCHEMA_CHARS:,}"
+            )
+        from jsonschema import validators
+
+        validators.validator_for(schema).check_schema(schema)
+        return json_schema_result(local, schema)
+    except Exception as exc:  # noqa: BLE001 - the schema is left out, the tool kept
+        _log.warning(
+            "MCP server %r: the output schema of %r is left out (%s)",
+            name,
+            _clip(str(item.name), 60),
+            _clip(str(exc), 200),
+        )
+        return JsonResult
+
+
+#: The largest output schema passed on, as JSON text.
+_MAX_OUTPUT_SCHEMA_CHARS = 100_000
 
 
 def render_content(result: Any) -> str:
@@ -182,11 +238,12 @@ def cut_result(text: str, limit: int) -> str:
     )
 
 
-def _handler(server: str, tool: str) -> Any:
-    async def handler(params: JsonArguments, *, context: ToolContext) -> ToolResult[None]:
+def _handler(server: str, tool: str, result_type: type[JsonResult], check: Any) -> Any:
+    async def handler(params: JsonArguments, *, context: ToolContext) -> ToolResult[JsonResult]:
         connection = context.resources.get(McpConnections).get(server)
+        progress = None if context.interaction is None else _progress_to(context)
         try:
-            result = await connection.call(tool, params.arguments)
+            result = await connection.call(tool, params.arguments, progress)
         except TimeoutError:
             return ToolResult.error(
                 f"{where(server, connection.server)} did not finish {tool!r} within "
@@ -203,12 +260,92 @@ def _handler(server: str, tool: str) -> Any:
                 f"{where(server, connection.server)} refused {tool!r}: {exc.message} "
                 f"(JSON-RPC error {exc.code})."
             )
-        text = cut_result(render_content(result), connection.server.max_result_chars)
+        limit = connection.server.max_result_chars
+        text = cut_result(render_content(result), limit)
         if result.is_error:
             return ToolResult.error(text or f"{tool!r} failed on MCP server {server!r}.")
-        return ToolResult.ok(None, text)
+        structured = result.structured_content
+        if structured is not None:
+            size = len(json.dumps(structured, ensure_ascii=False, default=repr))
+            if size > limit:
+                return ToolResult.error(
+                    f"{where(server, connection.server)} answered {tool!r} with a structured "
+                    f"result of {size:,} characters, over max_result_chars ({limit:,}); it "
+                    "was not used. Ask for less at a time."
+                )
+        if result_type.output_schema is not None:
+            problem = (
+                "it has none"
+                if structured is None
+                else check(structured)
+                if check is not None
+                else None
+            )
+            if problem is not None:
+                return ToolResult.error(
+                    f"{where(server, connection.server)} answered {tool!r} with a structured "
+                    f"result that breaks its own output schema ({_clip(problem, 300)}); the "
+                    "result was not used."
+                )
+        return ToolResult.ok(result_type(structured, content_of(result, limit)), text)
 
     return handler
+
+
+def _progress_to(context: ToolContext) -> Any:
+    """The SDK progress callback that hands the server's progress to ``context`` (a value
+    that is not a finite number is the server's bug: dropped)."""
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        with contextlib.suppress(InteractionError):
+            context.report_progress(progress, total, message)
+
+    return on_progress
+
+
+def content_of(result: Any, limit: int) -> tuple[Content, ...]:
+    """The result's content blocks as Haversack content, for serving them again: text cut
+    to ``limit`` characters in all (as the model's text is), a block that cannot be used
+    (bad base64, over :data:`~haversack.MAX_CONTENT_BYTES`, a bad MIME type) replaced by a
+    text saying so."""
+    import base64
+    import binascii
+
+    out: list[Content] = []
+    left = limit
+    for block in result.content:
+        kind = getattr(block, "type", "")
+        try:
+            if kind == "text":
+                if left <= 0:
+                    continue
+                text = block.text
+                if len(text) > left:
+                    text = text[:left] + f"\n\n[Text cut at max_result_chars ({limit:,}).]"
+                left -= len(block.text)
+                out.append(Text(text))
+            elif kind in ("image", "audio"):
+                data = base64.b64decode(block.data, validate=True)
+                made = Image if kind == "image" else Audio
+                out.append(made(data, block.mime_type))
+            elif kind == "resource":
+                resource = block.resource
+                blob = getattr(resource, "blob", None)
+                out.append(
+                    EmbeddedResource(
+                        str(resource.uri),
+                        resource.mime_type,
+                        text=getattr(resource, "text", None),
+                        blob=None if blob is None else base64.b64decode(blob, validate=True),
+                    )
+                )
+            elif kind == "resource_link":
+                out.append(Text(f"[resource link {block.uri}]"))
+            else:
+                out.append(Text(f"[{kind or 'unknown'} content not shown]"))
+        except (HaversackError, binascii.Error, ValueError) as exc:
+            out.append(Text(f"[{kind} content left out: {str(exc)[:200]}]"))
+    return tuple(out)
 
 
 def server_sections(config: McpConfig) -> list[MarkdownSection[None]]:
@@ -258,10 +395,13 @@ def _tool(name: str, prefix: str, item: Any, seen: dict[str, str]) -> Tool[Any, 
         # The core's limit (HAVERSACK_MAX_DESCRIPTION, OpenAI's 1,024 by default): the
         # server's longer text is cut rather than the tool refused.
         description = description[: limit - 3].rstrip() + "..."
-    made = Tool[params, None](  # type: ignore[valid-type]
+    result_type = _result_type(local, name, item)
+    # The server's own schema, not the inlined copy: it checks recursion as it was written.
+    check = None if result_type.output_schema is None else _validator(dict(item.output_schema))
+    made = Tool[params, result_type](  # type: ignore[valid-type]
         name=local,
         description=description,
-        handler=_handler(name, item.name),
+        handler=_handler(name, item.name, result_type, check),
         annotations=_annotations(item),
     )
     seen[local] = item.name
