@@ -39,6 +39,9 @@ REAL_IMAGE = os.environ.get("HAVERSACK_KUBE_IMAGE", "docker.io/library/busybox:1
 
 pytestmark = [] if REAL else [pytest.mark.podman]
 standin_only = pytest.mark.skipif(REAL, reason="needs the stand-in (it plays the admission)")
+needs_python = pytest.mark.skipif(
+    REAL and "python" not in REAL_IMAGE, reason="needs python3 in HAVERSACK_KUBE_IMAGE"
+)
 
 
 @dataclass
@@ -290,7 +293,7 @@ ctypes.CDLL(None, use_errno=True).syscall(60, 0)
 """
 
 
-@standin_only  # needs python3 in the image
+@needs_python
 def test_a_zombie_leader_with_a_running_thread_does_not_survive_its_command(make_sandbox):
     sandbox = make_sandbox()
     assert sandbox.exec("cat > /tmp/z.py", stdin=ZOMBIE_WRITER).exit_code == 0
