@@ -379,15 +379,24 @@ def _narrowed(extra: list[str]) -> bool:
     return any(arg.startswith("tests/reliability/") for arg in extra)
 
 
-def write_results(figures: list[dict[str, Any]], meta: dict[str, Any]) -> None:
-    """Write each area's figures; an area without any keeps its last results file."""
+def write_results(
+    figures: list[dict[str, Any]], meta: dict[str, Any], *, merge: bool = False
+) -> None:
+    """Write each area's figures; an area without any keeps its last results file. With
+    ``merge`` (a run of some test files only) an area keeps its other figures too: one file
+    of an area run alone never wipes what the area's other files measured."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     for area in AREAS:
         items = sorted((f for f in figures if f["area"] == area), key=lambda f: f["name"])
         if not items:
             continue
+        path = RESULTS / f"{area}.json"
+        if merge and path.exists():
+            fresh = {f["name"] for f in items}
+            kept = [f for f in json.loads(path.read_text())["figures"] if f["name"] not in fresh]
+            items = sorted([*items, *kept], key=lambda f: f["name"])
         payload = {"meta": meta, "figures": items}
-        (RESULTS / f"{area}.json").write_text(json.dumps(payload, indent=2) + "\n")
+        path.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def _fmt_notes(notes: dict[str, Any]) -> str:
@@ -485,7 +494,7 @@ def main(argv: list[str]) -> int:
         )
         if not _narrowed(extra):
             print(f"reliability: no figures from {', '.join(missing)}; kept their last results")
-    write_results(figures, meta)
+    write_results(figures, meta, merge=_narrowed(extra))
     PAGE.write_text(render_page(meta))
     print(f"reliability: {len(figures)} figures; wrote {RESULTS} and {PAGE}")
     return code

@@ -269,3 +269,19 @@ def test_a_reliability_run_never_blanks_the_areas_it_did_not_reach(tmp_path):
     assert json.loads((tmp_path / "escapes.json").read_text()) == {"kept": True}
     assert json.loads((tmp_path / "checkpoints.json").read_text())["figures"] == [figure]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoints.json", "escapes.json"]
+
+
+def test_a_reliability_run_of_some_files_keeps_the_areas_other_figures(tmp_path):
+    # One test file of an area run alone (scripts/reliability.py tests/reliability/x.py) once
+    # replaced every figure of the area, dropping what its other files had measured.
+    script = runpy.run_path(str(ROOT / "scripts" / "reliability.py"))
+    write = script["write_results"]
+    write.__globals__["RESULTS"] = tmp_path
+    old = {"area": "escapes", "name": "a", "cases": 1}
+    other = {"area": "escapes", "name": "b", "cases": 2}
+    write([old, other], {"budget": "full"})
+    new = {"area": "escapes", "name": "a", "cases": 5}
+    write([new], {"budget": "full"}, merge=True)
+    assert json.loads((tmp_path / "escapes.json").read_text())["figures"] == [new, other]
+    write([new], {"budget": "full"})  # the whole suite: what it did not measure is gone
+    assert json.loads((tmp_path / "escapes.json").read_text())["figures"] == [new]
