@@ -48,6 +48,9 @@ GONE_REASON: Final = (
 )
 #: Log lines of a container that stopped by itself quoted in the error.
 _LOG_LINES: Final = 5
+#: How often, and how far apart, a stopped container's output is looked for.
+_LOG_LOOKS: Final = 5
+_LOG_WAIT_S: Final = 0.1
 
 
 _GoneError = BackendGoneError
@@ -340,11 +343,18 @@ class Container:
             + (f", {state.error}" if state.error else "")
             + ")"
         )
-        try:
-            logs = self._backend.logs(ref, _LOG_LINES)
-        except Exception:  # noqa: BLE001 - the exit code is still worth telling
-            logs = ""
-        lines = [line.strip() for line in logs.splitlines() if line.strip()][-_LOG_LINES:]
+        lines: list[str] = []
+        # The engine may say "exited" before the container's monitor has written its last
+        # output (seen under load): a few short looks, then the exit code alone.
+        for _ in range(_LOG_LOOKS):
+            try:
+                logs = self._backend.logs(ref, _LOG_LINES)
+            except Exception:  # noqa: BLE001 - the exit code is still worth telling
+                break
+            lines = [line.strip() for line in logs.splitlines() if line.strip()][-_LOG_LINES:]
+            if lines:
+                break
+            time.sleep(_LOG_WAIT_S)
         return cause + (f"; its output: {' | '.join(lines)}" if lines else "")
 
     def _discard(self) -> None:
