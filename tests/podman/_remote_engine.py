@@ -14,6 +14,7 @@ on the machine) never share one, and leftovers of a dead process are found and r
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 __all__ = ["RemoteEngine", "missing_tools"]
 
@@ -31,7 +32,7 @@ _SERVER_IP: Final = "10.213.7.2"
 _CLIENT_IP: Final = "10.213.7.1"
 _PORT: Final = 8888
 _STORE: Final = "/tmp/engine"  # inside the engine's private /tmp
-_NAME = re.compile(r"^hvr(\d+)[sc]$")
+_NAME = re.compile(r"^hvr(\d+)n\d+[sc]$")
 _START_S: Final = 30.0
 _TOOLS: Final = ("ip", "nsenter", "unshare", "podman")
 
@@ -80,8 +81,13 @@ def remove_stale() -> None:
 class RemoteEngine:
     """A running remote engine: ``url`` (``tcp://…``) is reachable from ``client_run`` only."""
 
+    #: How many engines this process made: each gets names of its own, so a second engine in
+    #: one test process (a reliability test next to the session fixture) never takes the
+    #: first one's namespaces for a stale session and kills it.
+    _made: ClassVar[itertools.count[int]] = itertools.count()
+
     def __init__(self, conf_text: str) -> None:
-        tag = str(os.getpid())
+        tag = f"{os.getpid()}n{next(self._made)}"
         self.server_ns, self.client_ns = f"hvr{tag}s", f"hvr{tag}c"
         self._links = (f"hv{tag}c", f"hv{tag}s")
         self.url = f"tcp://{_SERVER_IP}:{_PORT}"
