@@ -49,8 +49,8 @@ GONE_REASON: Final = (
 #: Log lines of a container that stopped by itself quoted in the error.
 _LOG_LINES: Final = 5
 #: How often, and how far apart, a stopped container's output is looked for.
-_LOG_LOOKS: Final = 5
-_LOG_WAIT_S: Final = 0.1
+_LOG_LOOKS: Final = 10
+_LOG_WAIT_S: Final = 0.2
 
 
 _GoneError = BackendGoneError
@@ -350,7 +350,7 @@ class Container:
             try:
                 logs = self._backend.logs(ref, _LOG_LINES)
             except Exception:  # noqa: BLE001 - the exit code is still worth telling
-                break
+                logs = ""
             lines = [line.strip() for line in logs.splitlines() if line.strip()][-_LOG_LINES:]
             if lines:
                 break
