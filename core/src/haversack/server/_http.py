@@ -357,7 +357,12 @@ def _evict_idle_first(server: Any, budget: MemoryBudget) -> None:
         transport.idle_scope.cancel()
         return True
 
+    def alive(session_id: str) -> bool:
+        transport = sessions.get(session_id)
+        return transport is not None and not transport.is_terminated
+
     budget.idle_order = lambda: _idle_sessions(sessions)
+    budget.alive = alive
     budget.evict = evict
 
     def admitting(requestor: Any) -> Any:

@@ -36,6 +36,9 @@ class MemoryBudget:
         # Set by the HTTP layer: the idle sessions' ids, idlest first, and how to close one.
         self.idle_order: Callable[[], list[str]] = list
         self.evict: Callable[[str], bool] = lambda session_id: False
+        # Whether a session is still open: one the client deleted stops counting at once,
+        # before its resources finish closing.
+        self.alive: Callable[[str], bool] = lambda session_id: True
         self._token: Any = None
         self._loop_thread: int | None = None
 
@@ -54,7 +57,12 @@ class MemoryBudget:
 
     def held(self) -> int:
         """What the open sessions hold now, in bytes."""
-        return sum(e.resources.held_bytes() for e in tuple(self.sessions.values()))
+        alive = self.alive
+        return sum(
+            executor.resources.held_bytes()
+            for session_id, executor in tuple(self.sessions.items())
+            if alive(session_id)
+        )
 
     def check(self) -> str | None:
         """``None`` when the sessions fit (after closing idle ones if needed), else why not."""
