@@ -633,3 +633,52 @@ def test_sessions_past_the_memory_budget_evict_idle_ones_or_are_refused_naming_i
         alive = _post(host, port, PING, session)
         fig.check(alive.startswith(b"HTTP/1.1 200"), f"a busy session was closed: {alive[:300]!r}")
     fig.assert_clean()
+
+
+@pytest.fixture
+def mounted_server(tmp_path: Any) -> Iterator[tuple[str, int]]:
+    """``haversack serve -p vfs`` whose every workspace loads a 700 KiB host mount when its
+    session opens, against a 1 MiB memory budget."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "big.txt").write_text("m" * (700 * KIB))
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.haversack.packs.vfs]\n"
+        f"allowed_host_roots = [{str(src)!r}]\n"
+        "[[tool.haversack.packs.vfs.mounts]]\n"
+        f"host_path = {str(src)!r}\n"
+    )
+    yield from _serve(tmp_path, "-p", "vfs", "--max-memory", "1", "--max-sessions", "8")
+
+
+def test_workspaces_loaded_when_sessions_open_count_against_the_memory_budget(
+    mounted_server: tuple[str, int], figure: Callable[[str, str], Figure]
+) -> None:
+    """A workspace's host mounts are loaded when its session's first call opens it: that
+    too must fit the budget (an idle session closed to make room, else a refusal)."""
+    fig = figure(AREA, "haversack serve over HTTP: mounted workspaces past --max-memory")
+    host, port = mounted_server
+    first, second, third = (_open_session(host, port) for _ in range(3))
+    fig.case()
+    opened = _tool_result(_call(host, port, first, "read_file", path="big.txt", limit=1))
+    fig.check(_wrote(opened), f"the first workspace was not opened: {opened}")
+    # Two mounted workspaces (1,400 KiB) do not fit: the idle first session is closed.
+    fig.case(2)
+    opened = _tool_result(_call(host, port, second, "read_file", path="big.txt", limit=1))
+    fig.check(_wrote(opened), f"no idle session was closed to make room: {opened}")
+    gone = _post(host, port, PING, first)
+    fig.check(gone.startswith(b"HTTP/1.1 404"), f"the idle session was kept: {gone[:300]!r}")
+    # The second busy: the third's workspace is not opened, and the refusal says why.
+    stream = _open_stream(host, port, second)
+    try:
+        fig.case(2)
+        refused = _tool_result(_call(host, port, third, "ls"))
+        text = json.dumps(refused)
+        fig.check(refused.get("isError") is True, f"a workspace past the budget opened: {text}")
+        fig.check("--max-memory" in text, f"the refusal names no option: {text[:500]}")
+    finally:
+        stream.close()
+    fig.case()
+    alive = _tool_result(_call(host, port, second, "read_file", path="big.txt", limit=1))
+    fig.check(_wrote(alive), f"the busy session was closed: {alive}")
+    fig.assert_clean()

@@ -91,8 +91,9 @@ class _Served:
     validators: dict[str, Any] = field(default_factory=dict)
     budget: MemoryBudget | None = None
 
-    async def executor_for(self, ctx: Any) -> ToolExecutor:
-        """The executor of ``ctx``'s connection, opened lazily and closed with it."""
+    async def executor_for(self, ctx: Any) -> ToolExecutor | str:
+        """The executor of ``ctx``'s connection, opened lazily and closed with it; or why
+        it could not be opened within the server's memory budget."""
         import anyio
 
         # The SDK keeps per-connection state and teardown on the Connection (its exit stack
@@ -109,9 +110,20 @@ class _Served:
                 executor = await anyio.to_thread.run_sync(
                     lambda: ToolExecutor(self.rendered, session=Session(), before_commit=check)
                 )
-                state.executor = executor
                 if budget is not None and session_id is not None:
+                    # What the resources loaded when opening (a workspace's host mounts)
+                    # counts too: make room now, or do not open.
                     budget.attach(session_id, executor)
+                    full = budget.make_room()
+                    if full is not None:
+                        budget.detach(session_id, executor)
+                        await anyio.to_thread.run_sync(executor.close)
+                        return (
+                            f"{full} This session's resources (its workspace) were not "
+                            "opened; try again when other sessions have ended, or ask the "
+                            "server's operator to raise --max-memory."
+                        )
+                state.executor = executor
 
                 async def close() -> None:
                     if budget is not None and session_id is not None:
@@ -214,6 +226,10 @@ def _build(
                 message=f"Unknown tool: {params.name!r}. Available tools: {names}.",
             )
         executor = await served.executor_for(ctx)
+        if isinstance(executor, str):  # the memory budget left no room to open it
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=executor)], is_error=True
+            )
         arguments = params.arguments if params.arguments is not None else {}
         async with _channel(ctx, params.name, opts.progress_interval_s) as channel:
             result = await _execute(executor, tool, params.name, arguments, opts, channel)
