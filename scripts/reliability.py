@@ -168,7 +168,9 @@ AREAS: dict[str, tuple[str, str]] = {
         "52, clear screen, conceal, C1 CSI, bidi override) and approval arguments with 300 "
         "harmless characters first, printed by `haversack run`; slowloris headers and bodies "
         "against `haversack serve` over HTTP (raw sockets), a real client served after, and "
-        "sessions opened past `--max-sessions` (idle ones never closed, then all busy). "
+        "sessions opened past `--max-sessions` (idle ones never closed, then all busy), and "
+        "sessions writing 400 KiB workspaces, or opening workspaces that load a 700 KiB host "
+        "mount, past a 1 MiB `--max-memory` (idle ones holding memory, then all busy). "
         "External MCP servers "
         "(`tests/reliability/test_hostile_mcp_servers.py`, a server on the real SDK, "
         "`tests/mcp/hostile_server.py`, beside a well-behaved one): input schemas whose "
@@ -184,8 +186,9 @@ AREAS: dict[str, tuple[str, str]] = {
         "compose that raised or lost the other tools or server, a hostile tool kept, a report "
         "that does not name the server or is not brief, a call that raised or was accepted "
         "against its schema, a result not cut, a daemon alive after the executor closed, "
-        "more than max_live_sessions sessions' servers running, or a session whose call "
-        "failed after its servers were stopped to make room.",
+        "more than max_live_sessions sessions' servers running, a session whose call "
+        "failed after its servers were stopped to make room, a busy session closed, or a "
+        "call past the memory budget kept or a refusal not naming `--max-memory`.",
     ),
     "tool-identity": (
         "15. Tool identity across composition",

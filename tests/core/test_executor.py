@@ -766,3 +766,99 @@ def test_aexecute_re_raises_prompt_evaluation_error() -> None:
         asyncio.run(rig.executor.aexecute("raises_evaluation", {"path": "a"}))
     assert rig.state() == before
     assert rig.events()[0].outcome is CallOutcome.ABORTED
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def _writer_prompt(registry: ResourceRegistry) -> Prompt:
+    def write(params: Args, *, context: ToolContext) -> ToolResult[Out]:
+        context.resources.get(Filesystem).write(params.path, "x" * params.count, mode="create")
+        return ToolResult.ok(Out(params.path))
+
+    def peek(params: Args, *, context: ToolContext) -> ToolResult[Out]:
+        return ToolResult.ok(Out(params.path))
+
+    return Prompt(
+        ns="t",
+        key="k",
+        sections=[
+            MarkdownSection(
+                title="T",
+                key="t",
+                template="t",
+                tools=[
+                    Tool[Args, Out](name="w", description="d", handler=write),
+                    Tool[Args, Out](
+                        name="peek",
+                        description="d",
+                        handler=peek,
+                        annotations=ToolAnnotations(read_only=True),
+                    ),
+                ],
+            )
+        ],
+        resources=registry,
+    )
+
+
+def test_resources_held_bytes_sums_the_memory_holders_they_built() -> None:
+    from haversack import HoldsMemory
+
+    shared = InMemoryFilesystem()
+    shared.write("shared.txt", "s" * 100, mode="create")
+    registry = ResourceRegistry.of(
+        Binding(Filesystem, lambda r: InMemoryFilesystem()), Binding.instance(Ledger, Ledger())
+    )
+    assert isinstance(InMemoryFilesystem(), HoldsMemory)
+    with registry.open(eager=True) as resources:
+        assert resources.held_bytes() == 0
+        resources.get(Filesystem).write("a.txt", "é" * 10, mode="create")
+        assert resources.held_bytes() == 20  # UTF-8 bytes
+    assert resources.held_bytes() == 0  # closed
+    # A pre-built instance is shared, not the session's own: not counted.
+    with ResourceRegistry.of(Binding.instance(Filesystem, shared)).open(eager=True) as resources:
+        assert resources.held_bytes() == 0
+
+
+def test_before_commit_refusal_fails_the_call_and_rolls_it_back() -> None:
+    refusals: list[str | None] = [None, "over the budget (--max-memory)"]
+    asked: list[int] = []
+
+    def check() -> str | None:
+        asked.append(executor.resources.held_bytes())
+        return refusals[min(len(asked), 2) - 1]
+
+    registry = ResourceRegistry.of(Binding(Filesystem, lambda r: InMemoryFilesystem()))
+    executor = ToolExecutor(
+        _writer_prompt(registry).render(), session=Session(), before_commit=check
+    )
+    with executor:
+        fs = executor.resources.get(Filesystem)
+        assert executor.execute("w", {"path": "a", "count": 5}).success
+        refused = executor.execute("w", {"path": "b", "count": 7})
+        assert not refused.success
+        assert refused.message.startswith("over the budget (--max-memory)")
+        assert asked == [5, 12]  # asked after the write, before the commit
+        assert not fs.exists("b")
+        assert fs.read_text("a") == "xxxxx"
+        latest = executor.session[ToolInvoked].latest()
+        assert latest is not None
+        assert latest.outcome is CallOutcome.ERROR
+        # A read-only call changes nothing: not asked.
+        assert executor.execute("peek", {"path": "a"}).success
+        assert asked == [5, 12]
+
+
+def test_before_commit_that_raises_rolls_the_call_back() -> None:
+    def check() -> str | None:
+        raise RuntimeError("budget unreachable")
+
+    registry = ResourceRegistry.of(Binding(Filesystem, lambda r: InMemoryFilesystem()))
+    with ToolExecutor(
+        _writer_prompt(registry).render(), session=Session(), before_commit=check
+    ) as executor:
+        result = executor.execute("w", {"path": "a"})
+        assert not result.success
+        assert "RuntimeError: budget unreachable" in result.message
+        assert not executor.resources.get(Filesystem).exists("a")

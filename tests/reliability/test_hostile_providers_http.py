@@ -11,6 +11,7 @@ by a generous hang bound (``HANG_S``, far above the deadlines), never by timing 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -361,29 +362,33 @@ def test_haversack_run_escapes_what_it_prints_and_shows_approvals_whole(
 @pytest.fixture
 def http_server(tmp_path: Any) -> Iterator[tuple[str, int]]:
     """``haversack serve --transport http`` on a free port, with 1 s header and body timeouts."""
+    yield from _serve(
+        tmp_path,
+        "-p",
+        "planning",
+        "--header-timeout",
+        "1",
+        "--body-timeout",
+        "1",
+        "--max-sessions",
+        "3",
+    )
+
+
+@pytest.fixture
+def workspace_server(tmp_path: Any) -> Iterator[tuple[str, int]]:
+    """``haversack serve -p vfs --transport http`` with a 1 MiB memory budget for its
+    sessions' in-memory workspaces."""
+    yield from _serve(tmp_path, "-p", "vfs", "--max-memory", "1", "--max-sessions", "8")
+
+
+def _serve(tmp_path: Any, *args: str) -> Iterator[tuple[str, int]]:
     import re
 
     env = {k: v for k, v in os.environ.items() if k != "HAVERSACK_MCP_TOKEN"}
     env["HAVERSACK_PACKS"] = ""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "haversack",
-            "serve",
-            "-p",
-            "planning",
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--header-timeout",
-            "1",
-            "--body-timeout",
-            "1",
-            "--max-sessions",
-            "3",
-        ],
+        [sys.executable, "-m", "haversack", "serve", "--transport", "http", "--port", "0", *args],
         stderr=subprocess.PIPE,
         env=env,
         cwd=tmp_path,
@@ -532,4 +537,148 @@ def test_sessions_past_the_limit_evict_the_idlest_or_are_refused_naming_it(
     finally:
         for stream in streams:
             stream.close()
+    fig.assert_clean()
+
+
+KIB = 1024
+
+
+def _open_session(host: str, port: int) -> bytes:
+    session = _session_id(_post(host, port, INIT_BODY))
+    assert session, "no session id"
+    _post(host, port, INITIALIZED, session)
+    return session
+
+
+def _call(host: str, port: int, session: bytes, tool: str, **arguments: Any) -> bytes:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    return _post(host, port, json.dumps(body).encode(), session)
+
+
+def _tool_result(answer: bytes) -> dict[str, Any]:
+    """The ``result`` of a tools/call answer (sent as JSON or as one SSE event)."""
+    if not answer.startswith(b"HTTP/1.1 200"):
+        return {"http": answer[:300].decode("latin-1")}
+    body = answer.split(b"\r\n\r\n", 1)[1]
+    for line in body.splitlines():
+        text = line.removeprefix(b"data:").strip()
+        if text.startswith(b"{"):
+            message = json.loads(text)
+            return message.get("result") or {"error": message.get("error")}
+    return {"unparsed": body[:300].decode("latin-1")}
+
+
+def _wrote(result: dict[str, Any]) -> bool:
+    return "content" in result and not result.get("isError")
+
+
+def test_sessions_past_the_memory_budget_evict_idle_ones_or_are_refused_naming_it(
+    workspace_server: tuple[str, int], figure: Callable[[str, str], Figure]
+) -> None:
+    """2,000 sessions each holding a big workspace must not all be kept: the server's
+    budget (--max-memory 1, in MiB) closes idle sessions holding memory, idlest first, never
+    a busy one; a call it cannot make room for is rolled back, a new session refused."""
+    fig = figure(AREA, "haversack serve over HTTP: sessions past --max-memory")
+    host, port = workspace_server
+    big = "a" * (400 * KIB)
+    first, second, third = (_open_session(host, port) for _ in range(3))
+    fig.case(2)
+    for session in (first, second):
+        wrote = _tool_result(_call(host, port, session, "write_file", path="big", content=big))
+        fig.check(_wrote(wrote), f"a write within the budget failed: {wrote}")
+    # 1,200 KiB would pass the 1 MiB budget: the idlest session holding memory (the first)
+    # is closed to make room, and the call succeeds.
+    fig.case(3)
+    wrote = _tool_result(_call(host, port, third, "write_file", path="big", content=big))
+    fig.check(_wrote(wrote), f"no idle session was closed to make room: {wrote}")
+    gone = _post(host, port, PING, first)
+    fig.check(gone.startswith(b"HTTP/1.1 404"), f"the idlest session was kept: {gone[:300]!r}")
+    kept = _tool_result(_call(host, port, second, "read_file", path="big", limit=1))
+    fig.check(_wrote(kept), f"a session was closed though the first made room: {kept}")
+    # The other two busy (a stream held open): nothing can be closed, so the call that
+    # grows memory fails, names the limit and the option, and is rolled back.
+    streams = [_open_stream(host, port, session) for session in (second, third)]
+    try:
+        fourth = _open_session(host, port)
+        fig.case(3)
+        refused = _tool_result(_call(host, port, fourth, "write_file", path="big", content=big))
+        text = json.dumps(refused)
+        fig.check(refused.get("isError") is True, f"a call past the budget succeeded: {text}")
+        fig.check("--max-memory" in text, f"the refusal names no option: {text[:500]}")
+        listed = _tool_result(_call(host, port, fourth, "ls"))
+        fig.check("big" not in json.dumps(listed), f"the refused write was kept: {listed}")
+        # Exactly full: a new session is refused with 503 naming the limit (the fourth
+        # busy too, so no idle session holds memory to close).
+        rest = 1024 * KIB - 2 * len(big)
+        wrote = _tool_result(
+            _call(host, port, fourth, "write_file", path="rest", content="b" * rest)
+        )
+        fig.check(_wrote(wrote), f"a write filling the budget exactly failed: {wrote}")
+        streams.append(_open_stream(host, port, fourth))
+        fig.case(2)
+        full = _post(host, port, INIT_BODY)
+        fig.check(full.startswith(b"HTTP/1.1 503"), f"a session past the budget: {full[:300]!r}")
+        fig.check(b"--max-memory" in full, f"the refusal names no option: {full[:500]!r}")
+    finally:
+        for stream in streams:
+            stream.close()
+    # Busy sessions were never closed.
+    fig.case()
+    for session in (second, third):
+        alive = _post(host, port, PING, session)
+        fig.check(alive.startswith(b"HTTP/1.1 200"), f"a busy session was closed: {alive[:300]!r}")
+    fig.assert_clean()
+
+
+@pytest.fixture
+def mounted_server(tmp_path: Any) -> Iterator[tuple[str, int]]:
+    """``haversack serve -p vfs`` whose every workspace loads a 700 KiB host mount when its
+    session opens, against a 1 MiB memory budget."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "big.txt").write_text("m" * (700 * KIB))
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.haversack.packs.vfs]\n"
+        f"allowed_host_roots = [{str(src)!r}]\n"
+        "[[tool.haversack.packs.vfs.mounts]]\n"
+        f"host_path = {str(src)!r}\n"
+    )
+    yield from _serve(tmp_path, "-p", "vfs", "--max-memory", "1", "--max-sessions", "8")
+
+
+def test_workspaces_loaded_when_sessions_open_count_against_the_memory_budget(
+    mounted_server: tuple[str, int], figure: Callable[[str, str], Figure]
+) -> None:
+    """A workspace's host mounts are loaded when its session's first call opens it: that
+    too must fit the budget (an idle session closed to make room, else a refusal)."""
+    fig = figure(AREA, "haversack serve over HTTP: mounted workspaces past --max-memory")
+    host, port = mounted_server
+    first, second, third = (_open_session(host, port) for _ in range(3))
+    fig.case()
+    opened = _tool_result(_call(host, port, first, "read_file", path="big.txt", limit=1))
+    fig.check(_wrote(opened), f"the first workspace was not opened: {opened}")
+    # Two mounted workspaces (1,400 KiB) do not fit: the idle first session is closed.
+    fig.case(2)
+    opened = _tool_result(_call(host, port, second, "read_file", path="big.txt", limit=1))
+    fig.check(_wrote(opened), f"no idle session was closed to make room: {opened}")
+    gone = _post(host, port, PING, first)
+    fig.check(gone.startswith(b"HTTP/1.1 404"), f"the idle session was kept: {gone[:300]!r}")
+    # The second busy: the third's workspace is not opened, and the refusal says why.
+    stream = _open_stream(host, port, second)
+    try:
+        fig.case(2)
+        refused = _tool_result(_call(host, port, third, "ls"))
+        text = json.dumps(refused)
+        fig.check(refused.get("isError") is True, f"a workspace past the budget opened: {text}")
+        fig.check("--max-memory" in text, f"the refusal names no option: {text[:500]}")
+    finally:
+        stream.close()
+    fig.case()
+    alive = _tool_result(_call(host, port, second, "read_file", path="big.txt", limit=1))
+    fig.check(_wrote(alive), f"the busy session was closed: {alive}")
     fig.assert_clean()

@@ -6,6 +6,7 @@ import os
 import sys
 
 import anyio
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -138,3 +139,99 @@ def test_serve_http_refuses_a_public_address_without_a_token():
     assert done.returncode != 0
     assert "without authentication" in done.stderr
     assert "HAVERSACK_MCP_TOKEN" in done.stderr
+
+
+def _serve_http(*args):
+    """``haversack serve -p vfs --transport http`` on a free port; (process, URL)."""
+    import re
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAVERSACK_")}
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "haversack", "serve", "-p", "vfs"),
+            *("--transport", "http", "--port", "0", *args),
+        ],
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    assert proc.stderr is not None
+    return proc, re.search(r"at (http://\S+)", proc.stderr.readline()).group(1)
+
+
+def _stop(proc):
+    proc.terminate()
+    proc.wait(timeout=60)
+    proc.stderr.close()
+
+
+def test_serve_http_memory_budget_refuses_a_write_while_the_other_client_is_connected():
+    """Two SDK clients against --max-memory 1 (MiB). The official client holds a GET stream
+    open, so its session is busy while connected and is never closed to make room: the
+    second client's write past the budget fails, naming the option, and is rolled back;
+    once the first client has left (DELETE), the same write succeeds."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc, url = _serve_http("--max-memory", "1")
+    content = "a" * 614400
+    try:
+
+        async def scenario():
+            async with Client(streamable_http_client(url)) as second:
+                async with Client(streamable_http_client(url)) as first:
+                    wrote = await first.call_tool("write_file", {"path": "a", "content": content})
+                    assert not wrote.is_error, wrote.content[0].text
+                    refused = await second.call_tool(
+                        "write_file", {"path": "b", "content": content}
+                    )
+                    assert refused.is_error
+                    assert "--max-memory" in refused.content[0].text
+                    assert "rolled back" in refused.content[0].text
+                    missing = await second.call_tool("read_file", {"path": "b"})
+                    assert missing.is_error
+                    kept = await first.call_tool("read_file", {"path": "a", "limit": 1})
+                    assert not kept.is_error
+                wrote = await second.call_tool("write_file", {"path": "b", "content": content})
+                assert not wrote.is_error, wrote.content[0].text
+
+        anyio.run(scenario)
+    finally:
+        _stop(proc)
+
+
+def test_serve_http_default_memory_budget_holds_more_than_one_workspace():
+    """A default-config server (1 GiB budget): two sessions write 2 MiB each and keep it."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc, url = _serve_http()
+    try:
+
+        async def scenario():
+            async with (
+                Client(streamable_http_client(url)) as first,
+                Client(streamable_http_client(url)) as second,
+            ):
+                clients = (first, second, first, second)
+                for i, client in enumerate(clients):
+                    wrote = await client.call_tool(
+                        "write_file", {"path": f"f{i}", "content": "x" * (1 << 20)}
+                    )
+                    assert not wrote.is_error, wrote.content[0].text
+                for i, client in enumerate(clients):
+                    kept = await client.call_tool("read_file", {"path": f"f{i}", "limit": 1})
+                    assert not kept.is_error, kept.content[0].text
+
+        anyio.run(scenario)
+    finally:
+        _stop(proc)
+
+
+def test_http_settings_refuse_a_memory_budget_below_one_byte():
+    from haversack.errors import HaversackError
+    from haversack.server import HttpSettings
+
+    with pytest.raises(HaversackError, match="max_memory_bytes"):
+        HttpSettings(max_memory_bytes=0)

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from ._prompt import Prompt as Prompt
     from ._prompt import RenderedPrompt as RenderedPrompt
     from ._read_before_write import ReadBeforeWritePolicy as ReadBeforeWritePolicy
+    from ._resources import HoldsMemory as HoldsMemory
     from ._resources import Resources as Resources
     from ._resources import ToolCallScope as ToolCallScope
     from ._result import ToolResult as ToolResult
@@ -117,6 +118,7 @@ _EXPORTS: dict[str, str] = {
     "Audio": "._content",
     "Content": "._content",
     "EmbeddedResource": "._content",
+    "HoldsMemory": "._resources",
     "Image": "._content",
     "MAX_CONTENT_BYTES": "._content",
     "Text": "._content",

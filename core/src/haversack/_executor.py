@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -182,6 +182,11 @@ class ToolExecutor:
     :meth:`ToolContext.report_progress` (default: nobody to ask); a call may bring its own
     (``interaction=`` of :meth:`execute`, :meth:`aexecute`, :meth:`resume`, :meth:`aresume`),
     as the MCP server does for each request.
+
+    ``before_commit`` is asked after the handler of a call that may change state succeeded,
+    before the call is committed; a message it returns fails the call, rolled back like
+    any failed call, with that message (the HTTP server keeps its sessions within its
+    memory budget so). It runs in the calling thread, inside the call's turn.
     """
 
     def __init__(
@@ -193,10 +198,12 @@ class ToolExecutor:
         deadline: Deadline | None = None,
         log: ToolLog | None = None,
         interaction: Interaction | None = None,
+        before_commit: Callable[[], str | None] | None = None,
     ) -> None:
         from ._bindings import ResourceRegistry
 
         self.interaction = interaction
+        self.before_commit = before_commit
         self.rendered_prompt = rendered_prompt
         self.prompt = rendered_prompt.prompt
         self.session = session
@@ -695,6 +702,17 @@ class ToolExecutor:
                 outcome = dataclasses.replace(outcome, message=_noted(outcome.message, note))
                 rendered = render_once(outcome)
             return self._publish(call, outcome, CallOutcome.FAILED, rendered=rendered)
+        check = self.before_commit
+        if check is not None and call.saved is not None:
+            try:
+                refusal = check()
+            except Exception as exc:  # noqa: BLE001 - an unchecked call is not committed
+                refusal = (
+                    f"Tool {tool.name!r} ran, but its effects could not be checked before they "
+                    f"were kept ({type(exc).__name__}: {exc}); they were rolled back."
+                )
+            if refusal is not None:
+                return self._fail(call, refusal, CallOutcome.ERROR)
         recorders = self._recorders
         if recorders and call.saved is None:
             # A read-only call took no snapshot, but policies record into the session: if one

@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from ._live import Resources, ToolCallScope
+from ._memory import HoldsMemory
 
-__all__ = ["Resources", "ToolCallScope"]
+__all__ = ["HoldsMemory", "Resources", "ToolCallScope"]

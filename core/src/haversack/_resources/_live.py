@@ -11,6 +11,8 @@ from haversack._bindings._registry import unbound_error
 from haversack.errors import ResourceError
 from haversack.filesystem._protocol import Snapshottable
 
+from ._memory import HoldsMemory
+
 if TYPE_CHECKING:
     from haversack._bindings import ResourceRegistry
 
@@ -224,6 +226,23 @@ class Resources:
                     seen.add(id(obj))
                     found.append(obj)
         return tuple(found)
+
+    def held_bytes(self) -> int:
+        """What the singletons these resources built hold in memory: the sum of
+        :meth:`HoldsMemory.held_bytes` over them (0 once closed).
+
+        Pre-built ``Binding.instance`` objects are left out: they are shared, not this
+        session's. Takes no lock, so a caller on another thread (a server summing every
+        session) never waits for a factory that is building.
+        """
+        if self._closed:
+            return 0
+        owned = {id(obj) for obj in tuple(self._owned)}
+        total = 0
+        for obj in tuple(self._singletons.values()):
+            if id(obj) in owned and isinstance(obj, HoldsMemory):
+                total += obj.held_bytes()
+        return total
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._singletons)} singletons built"

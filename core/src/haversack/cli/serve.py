@@ -64,6 +64,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "are busy (64)",
     )
     http.add_argument(
+        "--max-memory",
+        type=int,
+        default=1024,
+        metavar="MIB",
+        help="what the open sessions' in-memory workspaces may hold together; idle sessions "
+        "are closed to make room, then calls that would pass it fail (1024)",
+    )
+    http.add_argument(
         "--session-idle-timeout",
         type=float,
         default=1800.0,
@@ -123,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         header_timeout_s=args.header_timeout,
         body_timeout_s=args.body_timeout,
         max_sessions=args.max_sessions,
+        max_memory_bytes=args.max_memory << 20,
         session_idle_timeout_s=args.session_idle_timeout,
     )
     prompt = _compose(args)

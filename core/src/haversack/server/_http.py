@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from haversack._prompt import Prompt
 
     from ._mcp import ServeOptions
+    from ._memory_budget import MemoryBudget
 
 __all__ = ["TOKEN_ENV", "HttpSettings", "http_app", "read_token", "serve_http"]
 
@@ -65,6 +67,13 @@ class HttpSettings:
     naming the limit."""
     session_idle_timeout_s: float = 1800.0
     """An MCP session with no request for this long is closed with its resources."""
+    max_memory_bytes: int = 1 << 30
+    """What the open sessions' resources may hold in memory together (an in-memory
+    workspace holds its files' bytes: :class:`haversack.HoldsMemory`). A call that would
+    leave them over it first closes idle sessions holding memory, idlest first (never one
+    serving a request); if that is not enough, the call fails and is rolled back, and a new
+    session gets 503 while the budget is used up. 1 GiB by default: four workspaces at the
+    vfs pack's 256 MiB cap, or all 64 sessions at 16 MiB each."""
 
     def __post_init__(self) -> None:
         if self.token is None and not is_loopback(self.host):
@@ -72,6 +81,10 @@ class HttpSettings:
                 f"Refusing to serve MCP over HTTP on {self.host!r} without authentication: "
                 f"set a bearer token ({TOKEN_ENV}=... or --token-file PATH), or listen on "
                 "127.0.0.1."
+            )
+        if self.max_memory_bytes < 1:
+            raise HaversackError(
+                f"HttpSettings.max_memory_bytes must be positive, got {self.max_memory_bytes!r}."
             )
         if self.token is not None and len(self.token) < 16:
             raise HaversackError(
@@ -223,12 +236,25 @@ def _guard(app: ASGIApp, settings: HttpSettings) -> ASGIApp:
             return await receive()
 
         opening = not any(k == b"mcp-session-id" for k in headers)
-        await app(scope, replay, _naming_the_session_limit(send, settings) if opening else send)
+        if not opening:
+            await app(scope, replay, send)
+            return
+        refusal: list[str] = []
+        token = _REFUSAL.set(refusal)
+        try:
+            await app(scope, replay, _naming_the_session_limit(send, settings, refusal))
+        finally:
+            _REFUSAL.reset(token)
 
     return guarded
 
 
-def _naming_the_session_limit(send: Send, settings: HttpSettings) -> Send:
+# Why the admission of the request being served refused a new session (the memory budget),
+# for the guard to say; set per opening request, which admission runs in.
+_REFUSAL: ContextVar[list[str] | None] = ContextVar("haversack_http_refusal", default=None)
+
+
+def _naming_the_session_limit(send: Send, settings: HttpSettings, refusal: list[str]) -> Send:
     """``send``, with the SDK's bare 503 for a session past the limit replaced by one that
     names the limit and the option that raises it."""
     refused = False
@@ -240,6 +266,14 @@ def _naming_the_session_limit(send: Send, settings: HttpSettings) -> Send:
             return
         if refused:
             if message["type"] == "http.response.body" and not message.get("more_body"):
+                if refusal:
+                    await _respond(
+                        send,
+                        503,
+                        f"No new MCP session: {refusal[0]} Try again when sessions are closed "
+                        "(HTTP DELETE) or idle, or raise --max-memory.",
+                    )
+                    return
                 await _respond(
                     send,
                     503,
@@ -268,9 +302,11 @@ def http_app(
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from ._mcp import build_server
+    from ._mcp import _build
+    from ._memory_budget import MemoryBudget
 
-    server = build_server(prompt, name=name, options=options)
+    budget = MemoryBudget(settings.max_memory_bytes)
+    server = _build(prompt, name=name, options=options, budget=budget)
     host_patterns = [f"{n}:*" for n in _LOOPBACK_NAMES] + list(_LOOPBACK_NAMES)
     if not is_loopback(settings.host):
         host_patterns += [settings.host, f"{settings.host}:*"]
@@ -291,42 +327,67 @@ def http_app(
         max_sessions=settings.max_sessions,
         session_idle_timeout=settings.session_idle_timeout_s,
     )
-    _evict_idle_first(server)
+    _evict_idle_first(server, budget)
     return _guard(app, settings)
 
 
-def _evict_idle_first(server: Any) -> None:
+def _evict_idle_first(server: Any, budget: MemoryBudget) -> None:
     """Make the SDK's session manager close the session idle the longest when a new one
     would pass ``max_sessions``, instead of refusing the new one (it then refuses only when
     every session is busy). Without this, clients that never close their sessions lock
-    everyone else out until the idle timeout (30 minutes by default)."""
+    everyone else out until the idle timeout (30 minutes by default).
+
+    Also lets ``budget`` close idle sessions to make room in memory, and refuses a new
+    session while the budget is used up and no idle session holding memory can be closed.
+    """
     manager: Any = getattr(server, "_session_manager", None)
     admit = getattr(manager, "_admit_session", None)
     sessions = getattr(manager, "_server_instances", None)
     if admit is None or not isinstance(sessions, dict):
         return  # another SDK: its own refusal stands (named by the guard)
 
+    def evict(session_id: str) -> bool:
+        transport = sessions.get(session_id)
+        if transport is None or session_id not in _idle_sessions(sessions):
+            return False
+        del sessions[session_id]
+        manager._session_owners.pop(session_id, None)
+        # As the idle timeout does: the session's task ends and closes its resources;
+        # its id answers 404 from now on.
+        transport.idle_scope.cancel()
+        return True
+
+    def alive(session_id: str) -> bool:
+        transport = sessions.get(session_id)
+        return transport is not None and not transport.is_terminated
+
+    budget.idle_order = lambda: _idle_sessions(sessions)
+    budget.alive = alive
+    budget.evict = evict
+
     def admitting(requestor: Any) -> Any:
+        refusal = _REFUSAL.get()
+        full = budget.make_room(needed=1)
+        if full is not None:
+            if refusal is not None:
+                refusal.append(full)
+            return None
         limit = manager.max_sessions
         if limit is not None and len(sessions) >= limit:
-            victim = _idlest(sessions)
-            if victim is not None:
-                transport = sessions.pop(victim)
-                manager._session_owners.pop(victim, None)
-                # As the idle timeout does: the session's task ends and closes its
-                # resources; its id answers 404 from now on.
-                transport.idle_scope.cancel()
+            idle = _idle_sessions(sessions)
+            if idle:
+                evict(idle[0])
         return admit(requestor)
 
     manager._admit_session = admitting
 
 
-def _idlest(sessions: dict[str, Any]) -> str | None:
-    """The id of the session whose last request ended the longest ago, or ``None`` when
-    every session is busy (a request in flight, a stream open) or cannot be told apart."""
+def _idle_sessions(sessions: dict[str, Any]) -> list[str]:
+    """The ids of the sessions serving no request (none in flight, no open stream), the
+    one whose last request ended the longest ago first."""
     import math
 
-    best: tuple[float, str] | None = None
+    idle: list[tuple[float, str]] = []
     for session_id, transport in sessions.items():
         scope = getattr(transport, "idle_scope", None)
         # The transport sets the deadline to infinity while a request is in flight and to
@@ -335,9 +396,8 @@ def _idlest(sessions: dict[str, Any]) -> str | None:
             continue
         if getattr(transport, "_requests_in_flight", 1) != 0:
             continue
-        if best is None or scope.deadline < best[0]:
-            best = (scope.deadline, session_id)
-    return None if best is None else best[1]
+        idle.append((scope.deadline, session_id))
+    return [session_id for _, session_id in sorted(idle)]
 
 
 async def serve_http(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from haversack._tool import Tool
 
     from ._channel import RequestChannel
+    from ._memory_budget import MemoryBudget
 
 __all__ = ["ServeOptions", "build_server", "serve_stdio"]
 
@@ -88,9 +89,11 @@ class _Served:
     options: ServeOptions
     tools: list[Any]
     validators: dict[str, Any] = field(default_factory=dict)
+    budget: MemoryBudget | None = None
 
-    async def executor_for(self, ctx: Any) -> ToolExecutor:
-        """The executor of ``ctx``'s connection, opened lazily and closed with it."""
+    async def executor_for(self, ctx: Any) -> ToolExecutor | str:
+        """The executor of ``ctx``'s connection, opened lazily and closed with it; or why
+        it could not be opened within the server's memory budget."""
         import anyio
 
         # The SDK keeps per-connection state and teardown on the Connection (its exit stack
@@ -100,13 +103,31 @@ class _Served:
         state: _Connection = connection.state.setdefault(_STATE_KEY, _Connection())
         async with state.opening:
             if state.executor is None:
+                budget = self.budget
+                session_id = connection.session_id if budget is not None else None
+                check = None if budget is None or session_id is None else budget.check
                 # Opening resources may start a sandbox: keep the protocol loop responsive.
                 executor = await anyio.to_thread.run_sync(
-                    lambda: ToolExecutor(self.rendered, session=Session())
+                    lambda: ToolExecutor(self.rendered, session=Session(), before_commit=check)
                 )
+                if budget is not None and session_id is not None:
+                    # What the resources loaded when opening (a workspace's host mounts)
+                    # counts too: make room now, or do not open.
+                    budget.attach(session_id, executor)
+                    full = budget.make_room()
+                    if full is not None:
+                        budget.detach(session_id, executor)
+                        await anyio.to_thread.run_sync(executor.close)
+                        return (
+                            f"{full} This session's resources (its workspace) were not "
+                            "opened; try again when other sessions have ended, or ask the "
+                            "server's operator to raise --max-memory."
+                        )
                 state.executor = executor
 
                 async def close() -> None:
+                    if budget is not None and session_id is not None:
+                        budget.detach(session_id, executor)
                     await anyio.to_thread.run_sync(executor.close)
 
                 connection.exit_stack.push_async_callback(close)
@@ -160,6 +181,17 @@ def build_server(
     has no session to keep a workspace in, so ``server/discover`` is not served and clients
     fall back to ``initialize``.
     """
+    return _build(prompt, name=name, options=options)
+
+
+def _build(
+    prompt: Prompt,
+    *,
+    name: str | None = None,
+    options: ServeOptions | None = None,
+    budget: MemoryBudget | None = None,
+) -> Server[Any]:
+    """:func:`build_server`, its sessions' resources counted against ``budget`` if given."""
     types = _import_mcp()
     from mcp.shared.exceptions import MCPError
     from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RequestParams
@@ -169,7 +201,7 @@ def build_server(
     rendered = prompt.render()
     tools = [types.Tool.model_validate(item) for item in mcp_format.tools(rendered)]
     prompt_name = f"{prompt.ns}/{prompt.key}"
-    served = _Served(rendered, opts, tools)
+    served = _Served(rendered, opts, tools, budget=budget)
 
     @asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[_Served]:
@@ -194,6 +226,10 @@ def build_server(
                 message=f"Unknown tool: {params.name!r}. Available tools: {names}.",
             )
         executor = await served.executor_for(ctx)
+        if isinstance(executor, str):  # the memory budget left no room to open it
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=executor)], is_error=True
+            )
         arguments = params.arguments if params.arguments is not None else {}
         async with _channel(ctx, params.name, opts.progress_interval_s) as channel:
             result = await _execute(executor, tool, params.name, arguments, opts, channel)

@@ -126,9 +126,10 @@ class _Change:
 class InMemoryFilesystem:
     """A workspace of text files and directories held in memory.
 
-    Implements :class:`haversack.Filesystem`. The state is persistent (see ``_nodes``):
-    :meth:`snapshot` is O(1) and copies nothing, :meth:`restore` is exact, and every
-    operation either completes or changes nothing. Limits raise
+    Implements :class:`haversack.Filesystem` and :class:`haversack.HoldsMemory` (its
+    files' bytes). The state is persistent (see ``_nodes``): :meth:`snapshot` is O(1) and
+    copies nothing, :meth:`restore` is exact, and every operation either completes or
+    changes nothing. Limits raise
     :class:`~haversack.errors.FilesystemLimitError`: ``max_file_bytes`` per file,
     ``max_total_bytes`` across files (UTF-8 bytes), ``max_files`` and ``max_directories``.
     ``read_only`` refuses every change with :class:`~haversack.errors.ReadOnlyFilesystemError`.
@@ -188,6 +189,10 @@ class InMemoryFilesystem:
     @property
     def total_bytes(self) -> int:
         """UTF-8 bytes held across all files."""
+        return self._state.total_bytes
+
+    def held_bytes(self) -> int:
+        """The workspace's size in memory (:class:`haversack.HoldsMemory`): its files' bytes."""
         return self._state.total_bytes
 
     @property
