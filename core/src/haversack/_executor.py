@@ -212,16 +212,9 @@ class ToolExecutor:
             # Every singleton now exists, so the snapshottables are fixed: find them once.
             self._fixed_snapshottables = resources.snapshottables()
         self.resources: Resources = resources
-        # Parsers (and the validators under them) are built now, not by each tool's first call.
-        self._entries = {
-            tool.name: _Entry(tool, rendered_prompt.policies_for(tool.name))
-            for tool in rendered_prompt.tools
-        }
-        # A policy object attached in two places still records each call once.
-        unique: dict[int, ToolPolicy] = {}
-        for policy in rendered_prompt.policies:
-            unique.setdefault(id(policy), policy)
-        self._recorders: tuple[ToolPolicy, ...] = tuple(unique.values())
+        self._entries: dict[str, _Entry] = {}
+        self._recorders: tuple[ToolPolicy, ...] = ()
+        self._use(rendered_prompt)
         self._lock = CallLock(f"the executor of prompt {self.prompt.ns}/{self.prompt.key}")
         # Held by read-only calls while they record and publish (they may overlap), and by
         # anyone changing the pending approvals or the shared resource scopes.
@@ -231,6 +224,49 @@ class ToolExecutor:
         self._anonymous = 0
         # Bounded by default (the newest calls, previews): a long session's memory stays flat.
         (log if log is not None else ToolLog()).install(session)
+
+    def _use(self, rendered_prompt: RenderedPrompt) -> None:
+        """Run the tools of ``rendered_prompt`` from now on (at creation, or a pack loaded)."""
+        # Parsers (and the validators under them) are built now, not by each tool's first call.
+        self._entries = {
+            tool.name: _Entry(tool, rendered_prompt.policies_for(tool.name))
+            for tool in rendered_prompt.tools
+        }
+        # A policy object attached in two places still records each call once.
+        unique: dict[int, ToolPolicy] = {}
+        for policy in rendered_prompt.policies:
+            unique.setdefault(id(policy), policy)
+        self._recorders = tuple(unique.values())
+        self.rendered_prompt = rendered_prompt
+        self.prompt = rendered_prompt.prompt
+
+    # ------------------------------------------------------------------ deferred packs
+    def load_pack(self, name: str) -> str:
+        """Add the deferred pack ``name`` (see ``compose(deferred=...)``) to the tools this
+        executor runs, and return the text of its sections (what the model must read).
+
+        The resources stay as they are: the pack's were bound when the prompt was composed.
+        Its prompt-wide policies govern every tool from the next call on. Loading a loaded
+        pack changes nothing and returns ``""``; a name that is not a deferred pack raises
+        :class:`~haversack.errors.PackLoadError`. Calls wait for the calls in flight.
+        """
+        held = self._lock.acquire(False)
+        try:
+            return self._load_pack(name)
+        finally:
+            self._lock.release(False, held)
+
+    def _load_pack(self, name: str) -> str:
+        old = self.rendered_prompt
+        grown = old.prompt.with_pack(name)
+        if grown is old.prompt:
+            return ""
+        rendered = grown.render()
+        self._use(rendered)
+        text = rendered.text
+        if text.startswith(old.text):
+            text = text[len(old.text) :].strip()
+        return text
 
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
@@ -710,6 +746,17 @@ class ToolExecutor:
                     f"{exc}); the call's effects were rolled back.",
                     CallOutcome.ERROR,
                 )
+        prompt = self.prompt
+        if prompt.deferred_packs or prompt.loaded_packs:
+            from ._deferred import LOAD_TOOL, LoadPackParams  # only with deferred packs
+
+            if tool.name == LOAD_TOOL and isinstance(call.params, LoadPackParams):
+                # The core's load tool (its handler checked the name): the tool set grows
+                # now, inside this call, which runs alone.
+                text = self._load_pack(call.params.pack)
+                if text:
+                    outcome = ToolResult.ok(message=f"{outcome.message}\n\n{text}")
+                    rendered = render_once(outcome)
         return self._publish(call, outcome, CallOutcome.OK, rendered=rendered)
 
     def _handler_raised(self, call: _Call, exc: BaseException) -> ToolResult[Any]:
