@@ -108,6 +108,11 @@ def test_unknown_names_are_precise_errors():
         assert not result.success
         assert result.message == "No pack 'vfz' can be loaded; the packs you can load are: vfs."
         assert executor.prompt.deferred_packs == ("vfs",)
+        for garbage in ({"pack": 7}, {}, {"pack": "x" * 100_000}, "not json"):
+            refused = executor.execute("load_pack", garbage)
+            assert not refused.success
+            assert len(refused.message) < 500
+        assert executor.prompt.deferred_packs == ("vfs",)
         with pytest.raises(PackLoadError, match="No deferred pack 'planning'"):
             executor.load_pack("planning")
     with pytest.raises(PackConfigError, match=r"'vfz' is to be deferred.*did you mean 'vfs'"):

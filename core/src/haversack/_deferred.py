@@ -100,10 +100,11 @@ def load_tool() -> Tool[Any, Any]:
         prompt = context.prompt
         if params.pack in prompt.loaded_packs:
             return ToolResult.ok(message=f"Pack {params.pack!r} is already loaded.")
+        # A model's garbage name is echoed bounded.
         if params.pack not in prompt.deferred_packs:
             names = ", ".join(prompt.deferred_packs) or "none (all are loaded)"
             return ToolResult.error(
-                f"No pack {params.pack!r} can be loaded; the packs you can load are: {names}."
+                f"No pack {params.pack!r:.80} can be loaded; the packs you can load are: {names}."
             )
         return ToolResult.ok(message=f"Loaded pack {params.pack!r}.")
 

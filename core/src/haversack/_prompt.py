@@ -226,7 +226,7 @@ class Prompt:
         if pack is None:
             names = ", ".join(self.deferred_packs) or "none"
             raise PackLoadError(
-                f"No deferred pack {name!r} in prompt {self.ns}/{self.key}; the packs that "
+                f"No deferred pack {name!r:.80} in prompt {self.ns}/{self.key}; the packs that "
                 f"can be loaded are: {names}.",
                 pack=name,
             )
