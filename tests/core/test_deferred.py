@@ -207,3 +207,63 @@ def test_a_checkpoint_reloads_the_loaded_packs_on_resume(tmp_path):
     forged = dataclasses.replace(saved, loaded_packs=("vfs", "podman"))
     with FakeProvider([]) as fake, pytest.raises(CheckpointError, match="'podman', which"):
         _agent(fake, prompt).run("ignored", resume=forged)
+
+
+BOX = """
+import os
+from dataclasses import dataclass
+from haversack import Binding, Tool, ToolResult
+from haversack.hookspecs import hookimpl
+
+class Box:
+    def __init__(self):
+        with open(os.environ["HVT_BOX_LOG"], "a") as log:
+            log.write("built\\n")
+        if os.environ.get("HVT_BOX_BROKEN") == "1":
+            raise RuntimeError("no box today")
+
+@dataclass(frozen=True)
+class Params:
+    text: str
+
+def _put(params, *, context):
+    context.resources.get(Box)
+    return ToolResult.ok(message="put " + params.text)
+
+@hookimpl
+def register_tools(register):
+    register(Tool[Params, None](name="box_put", description="Put.", handler=_put))
+
+@hookimpl
+def register_resources(register):
+    register(Binding(Box, lambda resolver: Box()))
+"""
+
+
+def test_a_deferred_packs_resources_are_built_when_it_is_loaded(site, tmp_path, monkeypatch):
+    log = tmp_path / "built.log"
+    log.touch()
+    monkeypatch.setenv("HVT_BOX_LOG", str(log))
+    site.add("box", BOX)
+    rendered = compose(ns="t", key="k", packs=["planning"], deferred=["box"]).render()
+    with ToolExecutor(rendered, session=Session()) as executor:
+        assert executor.execute("planning_read_plan", {}).message  # other tools run as ever
+        assert log.read_text() == ""  # not built for a pack nobody loaded
+        assert executor.execute("load_pack", {"pack": "box"}).success
+        assert log.read_text() == "built\n"
+        assert executor.execute("box_put", {"text": "a"}).message == "put a"
+        assert log.read_text() == "built\n"  # a singleton: built once
+
+
+def test_a_pack_whose_resource_fails_is_not_loaded(site, tmp_path, monkeypatch):
+    monkeypatch.setenv("HVT_BOX_LOG", str(tmp_path / "built.log"))
+    monkeypatch.setenv("HVT_BOX_BROKEN", "1")
+    site.add("box", BOX)
+    rendered = compose(ns="t", key="k", packs=["planning"], deferred=["box"]).render()
+    with ToolExecutor(rendered, session=Session()) as executor:
+        failed = executor.execute("load_pack", {"pack": "box"})
+        assert not failed.success
+        assert failed.message.startswith("Pack 'box' could not be loaded: ")
+        assert "no box today" in failed.message
+        assert executor.prompt.deferred_packs == ("box",)
+        assert "box_put" not in names(executor.rendered_prompt)

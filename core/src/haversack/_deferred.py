@@ -39,6 +39,8 @@ class DeferredPack:
     summary: str
     sections: tuple[Section[Any], ...]
     policies: tuple[ToolPolicy, ...]
+    #: Resource types only this pack binds: built when it is loaded, not before.
+    resources: tuple[type, ...] = ()
 
     @property
     def tools(self) -> tuple[Tool[Any, Any], ...]:

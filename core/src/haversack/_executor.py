@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -206,12 +206,19 @@ class ToolExecutor:
             resources = self.prompt.resources or ResourceRegistry.of()
         # Caller-managed resources may build singletons later, so ask them on every call.
         self._fixed_snapshottables: tuple[Snapshottable, ...] | None = None
-        if isinstance(resources, ResourceRegistry):
+        later = self.prompt.deferred_resources
+        if isinstance(resources, ResourceRegistry) and later:
+            # A deferred pack's singletons (a sandbox, say) are built when it is loaded, the
+            # others now; until then, ask for the snapshottables on every call.
+            resources = self._owned.enter_context(resources.open())
+            _build_singletons(resources, lambda tp: tp not in later)
+        elif isinstance(resources, ResourceRegistry):
             # Eager: a singleton first built inside a failing call would miss its snapshot.
             resources = self._owned.enter_context(resources.open(eager=True))
             # Every singleton now exists, so the snapshottables are fixed: find them once.
             self._fixed_snapshottables = resources.snapshottables()
         self.resources: Resources = resources
+        self._owned_registry = self._fixed_snapshottables is not None or bool(later)
         self._entries: dict[str, _Entry] = {}
         self._recorders: tuple[ToolPolicy, ...] = ()
         self._use(rendered_prompt)
@@ -262,6 +269,12 @@ class ToolExecutor:
         if grown is old.prompt:
             return ""
         rendered = grown.render()
+        if self._owned_registry:
+            # Its singletons now, before any call of its tools needs a snapshot of them.
+            mine = set(old.prompt.deferred_resources) - set(grown.deferred_resources)
+            _build_singletons(self.resources, mine.__contains__)
+            if not grown.deferred_resources:
+                self._fixed_snapshottables = self.resources.snapshottables()
         self._use(rendered)
         text = rendered.text
         if text.startswith(old.text):
@@ -753,7 +766,14 @@ class ToolExecutor:
             if tool.name == LOAD_TOOL and isinstance(call.params, LoadPackParams):
                 # The core's load tool (its handler checked the name): the tool set grows
                 # now, inside this call, which runs alone.
-                text = self._load_pack(call.params.pack)
+                try:
+                    text = self._load_pack(call.params.pack)
+                except HaversackError as exc:
+                    return self._fail(
+                        call,
+                        f"Pack {call.params.pack!r} could not be loaded: {exc}",
+                        CallOutcome.ERROR,
+                    )
                 if text:
                     outcome = ToolResult.ok(message=f"{outcome.message}\n\n{text}")
                     rendered = render_once(outcome)
@@ -823,6 +843,15 @@ class ToolExecutor:
         else:
             self.session.dispatch(event)
         return result
+
+
+def _build_singletons(resources: Resources, wanted: Callable[[type], bool]) -> None:
+    """Build the singletons of ``resources`` whose type is ``wanted`` (an eager open, in part)."""
+    from ._bindings import Scope
+
+    for binding in resources.registry.bindings:
+        if binding.scope is Scope.SINGLETON and wanted(binding.provides):
+            resources.get(binding.provides)
 
 
 def _handle_sync(call: _Call) -> Any:

@@ -207,6 +207,12 @@ class Prompt:
         return tuple(p.name for p in self._deferred if p.name not in loaded)
 
     @property
+    def deferred_resources(self) -> frozenset[type]:
+        """The resource types only deferred packs not loaded yet bind (built on their load)."""
+        loaded = set(self._loaded)
+        return frozenset(tp for p in self._deferred if p.name not in loaded for tp in p.resources)
+
+    @property
     def loaded_packs(self) -> tuple[str, ...]:
         """The deferred packs loaded so far (:meth:`with_pack`), in load order."""
         return self._loaded

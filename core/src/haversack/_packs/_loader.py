@@ -223,9 +223,16 @@ class PackLoader:
         theirs: list[ToolPolicy] = []
         contributors: dict[str, str] = {}
         deferred: list[DeferredPack] = []
+        # A type someone loaded up front binds too is built up front, as always.
+        upfront = {
+            b.provides
+            for c in self.contributions
+            if c.name not in self.deferred
+            for b in c.bindings
+        }
         for c in self.contributions:
             if c.name in self.deferred:
-                deferred.append(_deferred_pack(c))
+                deferred.append(_deferred_pack(c, upfront))
                 continue
             own = list(c.sections)
             if c.tools:
@@ -410,7 +417,7 @@ def _deferred_names(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _deferred_pack(c: Contribution) -> DeferredPack:
+def _deferred_pack(c: Contribution, upfront: set[type]) -> DeferredPack:
     from haversack._deferred import DeferredPack, summary_of
     from haversack._section import Section
 
@@ -418,7 +425,8 @@ def _deferred_pack(c: Contribution) -> DeferredPack:
     if c.tools:
         key = loose_section_key(c.name)
         own.append(Section(title=f"Tools from {c.name}", key=key, tools=c.tools))
-    return DeferredPack(c.name, summary_of(c.sections), tuple(own), tuple(c.policies))
+    later = tuple(b.provides for b in c.bindings if b.provides not in upfront)
+    return DeferredPack(c.name, summary_of(c.sections), tuple(own), tuple(c.policies), later)
 
 
 def _warn(message: str, *args: object) -> None:
