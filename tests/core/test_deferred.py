@@ -267,3 +267,20 @@ def test_a_pack_whose_resource_fails_is_not_loaded(site, tmp_path, monkeypatch):
         assert "no box today" in failed.message
         assert executor.prompt.deferred_packs == ("box",)
         assert "box_put" not in names(executor.rendered_prompt)
+
+
+def test_loading_with_resources_the_caller_manages():
+    rendered = compose(ns="t", key="k", packs=["planning"], deferred=["vfs"]).render()
+    with (
+        rendered.prompt.resources.open() as live,
+        ToolExecutor(rendered, session=Session(), resources=live) as executor,
+    ):
+        assert executor.execute("load_pack", {"pack": "vfs"}).success
+        wrote = executor.execute("write_file", {"path": "a.txt", "content": "x\n"})
+        assert wrote.success, wrote.message
+        failed = executor.execute(
+            "edit_file", {"path": "a.txt", "old_string": "nope", "new_string": "y"}
+        )
+        assert not failed.success
+        assert executor.execute("read_file", {"path": "a.txt"}).value.content == "x\n"
+        assert executor.resources is live

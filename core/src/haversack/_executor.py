@@ -207,18 +207,23 @@ class ToolExecutor:
         # Caller-managed resources may build singletons later, so ask them on every call.
         self._fixed_snapshottables: tuple[Snapshottable, ...] | None = None
         later = self.prompt.deferred_resources
+        # Resources it opens itself are the executor's to build (eagerly, or on a load).
+        self._owned_registry = isinstance(resources, ResourceRegistry)
         if isinstance(resources, ResourceRegistry) and later:
             # A deferred pack's singletons (a sandbox, say) are built when it is loaded, the
             # others now; until then, ask for the snapshottables on every call.
             resources = self._owned.enter_context(resources.open())
-            _build_singletons(resources, lambda tp: tp not in later)
+            try:
+                _build_singletons(resources, lambda tp: tp not in later)
+            except BaseException:
+                self._owned.close()  # as an eager open closes what it built
+                raise
         elif isinstance(resources, ResourceRegistry):
             # Eager: a singleton first built inside a failing call would miss its snapshot.
             resources = self._owned.enter_context(resources.open(eager=True))
             # Every singleton now exists, so the snapshottables are fixed: find them once.
             self._fixed_snapshottables = resources.snapshottables()
         self.resources: Resources = resources
-        self._owned_registry = self._fixed_snapshottables is not None or bool(later)
         self._entries: dict[str, _Entry] = {}
         self._recorders: tuple[ToolPolicy, ...] = ()
         self._use(rendered_prompt)
