@@ -87,9 +87,11 @@ AREAS: dict[str, tuple[str, str]] = {
         "A scripted model drives `Agent.run` and `Agent.arun` over every installed pack's tools "
         "(approval asked for some): floods of calls past `max_calls_per_turn`, unknown tool "
         "names, hostile and malformed arguments, repeated and missing call ids, approvals "
-        "given or refused. A failure is a run that raised, a call left unanswered or "
-        "answered out of order, the cap not applied, or the session's records not matching "
-        "the calls that ran.",
+        "given or refused; and loads of deferred packs (real, repeated and hostile names) "
+        "mixed with calls of tools not loaded yet. A failure is a run that raised, a call left "
+        "unanswered or answered out of order, the cap not applied, the session's records not "
+        "matching the calls that ran, a request whose tools are not the first ones plus "
+        "exactly those of the packs loaded so far, or a deferred tool run before its load.",
     ),
     "malformed-frames": (
         "9. Malformed protocol frames",

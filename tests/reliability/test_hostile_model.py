@@ -155,3 +155,105 @@ def test_a_hostile_model_gets_bounded_answered_runs(figure) -> None:
     fig.note("runs with a flood past the cap", floods)
     fig.check(floods > 0, "no case sent more calls than the cap; the cap was not tested")
     fig.assert_clean()
+
+
+class _Recording(_Script):
+    """A script that also records the tool names each request carried."""
+
+    def __init__(self, responses: list[tuple[ToolCall, ...]]) -> None:
+        super().__init__(responses)
+        self.sent: list[list[str]] = []
+
+    def complete(
+        self, conversation: Conversation, tools: Any, on_text: Any, deadline: Any = None
+    ) -> Reply:
+        self.sent.append([t["name"] for t in tools])
+        return super().complete(conversation, tools, on_text, deadline)
+
+
+def _deferred_prompt() -> Any:
+    from haversack import compose
+
+    first, *rest = loaded_packs(exclude=sorted(PODMAN_PACKS))
+    return compose(ns="reliability", key="deferred", packs=[first], deferred=rest)
+
+
+DEFERRED = _deferred_prompt()
+BASE = [tool.name for tool in DEFERRED.render().tools]
+PACK_TOOLS = {
+    name: [t.name for t in DEFERRED.with_pack(name).render().tools]
+    for name in DEFERRED.deferred_packs
+}
+LATER = sorted({n for names in PACK_TOOLS.values() for n in names} - set(BASE))
+
+
+@st.composite
+def _loads(draw: st.DrawFn) -> list[tuple[ToolCall, ...]]:
+    pack = st.one_of(
+        st.sampled_from(DEFERRED.deferred_packs), hostile_values(("vfs",)), st.just(BASE[0])
+    )
+    call = st.one_of(
+        st.builds(lambda p: ToolCall(None, "load_pack", {"pack": p}), pack),
+        st.builds(lambda n: ToolCall(None, n, {"path": "a.txt"}), st.sampled_from(LATER)),
+    )
+    return [
+        tuple(draw(st.lists(call, min_size=1, max_size=4))) for _ in range(draw(st.integers(1, 4)))
+    ]
+
+
+def test_a_hostile_model_loading_deferred_packs(figure) -> None:
+    """Loads of real, repeated and hostile pack names mixed with calls of tools not loaded
+    yet: every run ends, each request carries the first tools plus exactly those of the
+    packs loaded so far (each once), and a deferred tool runs only once its pack is loaded."""
+    fig = figure("hostile-model", "deferred pack loads")
+    loads = 0
+
+    @settings(
+        max_examples=budget(20, 300),
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(responses=_loads(), mode=st.sampled_from(["sync", "async"]))
+    def case(responses: list[tuple[ToolCall, ...]], mode: str) -> None:
+        nonlocal loads
+        fig.case()
+        where = f"{mode} run of {[len(r) for r in responses]} calls"
+        script = _Recording(responses)
+        agent = Agent(DEFERRED, script, max_turns=6, max_calls_per_turn=CAP)
+        try:
+            if mode == "sync":
+                agent.run("go")
+            else:
+                asyncio.run(agent.arun("go"))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            fig.problem(f"{where}: raised {type(exc).__name__}: {exc}")
+            return
+        loaded: list[str] = []
+        for index, sent in enumerate(script.sent):
+            expected = list(BASE)
+            for name in loaded:
+                expected += [n for n in PACK_TOOLS[name] if n not in expected]
+            fig.check(sent == expected, f"{where}: request {index} sent {sent}, not {expected}")
+            if index >= len(script.answers):
+                break
+            for call, (_, text) in zip(responses[index], script.answers[index], strict=False):
+                if call.name == "load_pack":
+                    name = call.arguments["pack"] if isinstance(call.arguments, dict) else None
+                    if text.startswith("Loaded pack") and name not in loaded:
+                        loaded.append(name)
+                        loads += 1
+                        expected += [n for n in PACK_TOOLS[name] if n not in expected]
+                    fig.check(len(text) < 100_000, f"{where}: an unbounded answer")
+                elif call.name not in expected:
+                    fig.check(
+                        text.startswith("Unknown tool"),
+                        f"{where}: {call.name} ran before its pack was loaded: {text[:80]}",
+                    )
+
+    case()
+    fig.note("packs loaded", loads)
+    fig.check(loads > 0, "no case loaded a pack; loading was not tested")
+    fig.assert_clean()

@@ -235,3 +235,48 @@ def test_http_settings_refuse_a_memory_budget_below_one_byte():
 
     with pytest.raises(HaversackError, match="max_memory_bytes"):
         HttpSettings(max_memory_bytes=0)
+
+
+def test_serve_defer_lists_a_pack_and_announces_the_tools_a_load_adds():
+    """``--defer vfs``: the client sees the one-line listing and ``load_pack``; loading
+    sends ``notifications/tools/list_changed`` and the tools then list and work."""
+    params = _params("planning")
+    params.args += ["--defer", "vfs"]
+    notices: list[object] = []
+
+    async def on_message(message: object) -> None:
+        notices.append(message)
+
+    async def scenario():
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as client,
+        ):
+            init = await client.initialize()
+            assert init.capabilities.tools is not None
+            assert init.capabilities.tools.list_changed is True
+            assert "- vfs: Workspace files; 7 tools" in (init.instructions or "")
+            before = {tool.name for tool in (await client.list_tools()).tools}
+            assert "load_pack" in before
+            assert "write_file" not in before
+            unknown = await client.call_tool("load_pack", {"pack": "nope"})
+            assert unknown.is_error
+            assert not notices
+
+            loaded = await client.call_tool("load_pack", {"pack": "vfs"})
+
+            assert not loaded.is_error, loaded.content[0].text
+            assert "Workspace files" in loaded.content[0].text
+            changed = [n for n in notices if type(n).__name__ == "ToolListChangedNotification"]
+            assert len(changed) == 1
+            after = {tool.name for tool in (await client.list_tools()).tools}
+            assert before | {"ls", "read_file", "write_file", "edit_file"} <= after
+            wrote = await client.call_tool("write_file", {"path": "a.txt", "content": "x\n"})
+            assert not wrote.is_error, wrote.content[0].text
+            again = await client.call_tool("load_pack", {"pack": "vfs"})
+            assert again.content[0].text == "Pack 'vfs' is already loaded."
+            assert (
+                len([n for n in notices if type(n).__name__ == "ToolListChangedNotification"]) == 1
+            )
+
+    anyio.run(scenario)

@@ -213,22 +213,27 @@ class ToolExecutor:
             resources = self.prompt.resources or ResourceRegistry.of()
         # Caller-managed resources may build singletons later, so ask them on every call.
         self._fixed_snapshottables: tuple[Snapshottable, ...] | None = None
-        if isinstance(resources, ResourceRegistry):
+        later = self.prompt.deferred_resources
+        # Resources it opens itself are the executor's to build (eagerly, or on a load).
+        self._owned_registry = isinstance(resources, ResourceRegistry)
+        if isinstance(resources, ResourceRegistry) and later:
+            # A deferred pack's singletons (a sandbox, say) are built when it is loaded, the
+            # others now; until then, ask for the snapshottables on every call.
+            resources = self._owned.enter_context(resources.open())
+            try:
+                _build_singletons(resources, lambda tp: tp not in later)
+            except BaseException:
+                self._owned.close()  # as an eager open closes what it built
+                raise
+        elif isinstance(resources, ResourceRegistry):
             # Eager: a singleton first built inside a failing call would miss its snapshot.
             resources = self._owned.enter_context(resources.open(eager=True))
             # Every singleton now exists, so the snapshottables are fixed: find them once.
             self._fixed_snapshottables = resources.snapshottables()
         self.resources: Resources = resources
-        # Parsers (and the validators under them) are built now, not by each tool's first call.
-        self._entries = {
-            tool.name: _Entry(tool, rendered_prompt.policies_for(tool.name))
-            for tool in rendered_prompt.tools
-        }
-        # A policy object attached in two places still records each call once.
-        unique: dict[int, ToolPolicy] = {}
-        for policy in rendered_prompt.policies:
-            unique.setdefault(id(policy), policy)
-        self._recorders: tuple[ToolPolicy, ...] = tuple(unique.values())
+        self._entries: dict[str, _Entry] = {}
+        self._recorders: tuple[ToolPolicy, ...] = ()
+        self._use(rendered_prompt)
         self._lock = CallLock(f"the executor of prompt {self.prompt.ns}/{self.prompt.key}")
         # Held by read-only calls while they record and publish (they may overlap), and by
         # anyone changing the pending approvals or the shared resource scopes.
@@ -238,6 +243,55 @@ class ToolExecutor:
         self._anonymous = 0
         # Bounded by default (the newest calls, previews): a long session's memory stays flat.
         (log if log is not None else ToolLog()).install(session)
+
+    def _use(self, rendered_prompt: RenderedPrompt) -> None:
+        """Run the tools of ``rendered_prompt`` from now on (at creation, or a pack loaded)."""
+        # Parsers (and the validators under them) are built now, not by each tool's first call.
+        self._entries = {
+            tool.name: _Entry(tool, rendered_prompt.policies_for(tool.name))
+            for tool in rendered_prompt.tools
+        }
+        # A policy object attached in two places still records each call once.
+        unique: dict[int, ToolPolicy] = {}
+        for policy in rendered_prompt.policies:
+            unique.setdefault(id(policy), policy)
+        self._recorders = tuple(unique.values())
+        self.rendered_prompt = rendered_prompt
+        self.prompt = rendered_prompt.prompt
+
+    # ------------------------------------------------------------------ deferred packs
+    def load_pack(self, name: str) -> str:
+        """Add the deferred pack ``name`` (see ``compose(deferred=...)``) to the tools this
+        executor runs, and return the text of its sections (what the model must read).
+
+        The resources stay as they are: the pack's were bound when the prompt was composed.
+        Its prompt-wide policies govern every tool from the next call on. Loading a loaded
+        pack changes nothing and returns ``""``; a name that is not a deferred pack raises
+        :class:`~haversack.errors.PackLoadError`. Calls wait for the calls in flight.
+        """
+        held = self._lock.acquire(False)
+        try:
+            return self._load_pack(name)
+        finally:
+            self._lock.release(False, held)
+
+    def _load_pack(self, name: str) -> str:
+        old = self.rendered_prompt
+        grown = old.prompt.with_pack(name)
+        if grown is old.prompt:
+            return ""
+        rendered = grown.render()
+        if self._owned_registry:
+            # Its singletons now, before any call of its tools needs a snapshot of them.
+            mine = set(old.prompt.deferred_resources) - set(grown.deferred_resources)
+            _build_singletons(self.resources, mine.__contains__)
+            if not grown.deferred_resources:
+                self._fixed_snapshottables = self.resources.snapshottables()
+        self._use(rendered)
+        text = rendered.text
+        if text.startswith(old.text):
+            text = text[len(old.text) :].strip()
+        return text
 
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
@@ -728,6 +782,24 @@ class ToolExecutor:
                     f"{exc}); the call's effects were rolled back.",
                     CallOutcome.ERROR,
                 )
+        prompt = self.prompt
+        if prompt.deferred_packs or prompt.loaded_packs:
+            from ._deferred import LOAD_TOOL, LoadPackParams  # only with deferred packs
+
+            if tool.name == LOAD_TOOL and isinstance(call.params, LoadPackParams):
+                # The core's load tool (its handler checked the name): the tool set grows
+                # now, inside this call, which runs alone.
+                try:
+                    text = self._load_pack(call.params.pack)
+                except HaversackError as exc:
+                    return self._fail(
+                        call,
+                        f"Pack {call.params.pack!r} could not be loaded: {exc}",
+                        CallOutcome.ERROR,
+                    )
+                if text:
+                    outcome = ToolResult.ok(message=f"{outcome.message}\n\n{text}")
+                    rendered = render_once(outcome)
         return self._publish(call, outcome, CallOutcome.OK, rendered=rendered)
 
     def _handler_raised(self, call: _Call, exc: BaseException) -> ToolResult[Any]:
@@ -794,6 +866,15 @@ class ToolExecutor:
         else:
             self.session.dispatch(event)
         return result
+
+
+def _build_singletons(resources: Resources, wanted: Callable[[type], bool]) -> None:
+    """Build the singletons of ``resources`` whose type is ``wanted`` (an eager open, in part)."""
+    from ._bindings import Scope
+
+    for binding in resources.registry.bindings:
+        if binding.scope is Scope.SINGLETON and wanted(binding.provides):
+            resources.get(binding.provides)
 
 
 def _handle_sync(call: _Call) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._bindings import ResourceRegistry, as_registry
 from ._identity import YOUR_CODE, ToolIdentity, resolve_name
@@ -16,6 +16,9 @@ from ._tool import Tool
 from ._tree import build_tree, walk
 from ._validation import check_patterns, validate
 from .errors import PromptValidationError
+
+if TYPE_CHECKING:
+    from ._deferred import DeferredPack
 
 __all__ = ["Prompt", "RenderedPrompt"]
 
@@ -131,8 +134,11 @@ class Prompt:
     __slots__ = (
         "_bound",
         "_contributors",
+        "_deferred",
         "_identities",
+        "_loaded",
         "_nodes",
+        "_pack_policies",
         "_params_types",
         "_resolved_tools",
         "_tool_refs",
@@ -155,6 +161,8 @@ class Prompt:
         resources: ResourceRegistry | None = None,
         contributors: Mapping[str, str] | None = None,
         _pack_policies: Sequence[ToolPolicy] = (),
+        _deferred: Sequence[DeferredPack] = (),
+        _loaded: Sequence[str] = (),
     ) -> None:
         for label, value in (("namespace (ns)", ns), ("key", key)):
             if not isinstance(value, str) or not value.strip() or value != value.strip():
@@ -186,6 +194,65 @@ class Prompt:
         # compose() names the prompt-wide policies packs registered: like a pack's section
         # policies, they may name tools your exclude_tools removed (see check_patterns).
         check_patterns(self._nodes, self.policies, self._contributors, _pack_policies)
+        self._pack_policies = tuple(_pack_policies)
+        # compose(deferred=...) checked these packs' names against everyone's already.
+        self._deferred: tuple[DeferredPack, ...] = tuple(_deferred)
+        self._loaded: tuple[str, ...] = tuple(_loaded)
+
+    # ------------------------------------------------------------------ deferred packs
+    @property
+    def deferred_packs(self) -> tuple[str, ...]:
+        """The packs composed with ``deferred=`` that are not loaded yet, in order."""
+        loaded = set(self._loaded)
+        return tuple(p.name for p in self._deferred if p.name not in loaded)
+
+    @property
+    def deferred_resources(self) -> frozenset[type]:
+        """The resource types only deferred packs not loaded yet bind (built on their load)."""
+        loaded = set(self._loaded)
+        return frozenset(tp for p in self._deferred if p.name not in loaded for tp in p.resources)
+
+    @property
+    def loaded_packs(self) -> tuple[str, ...]:
+        """The deferred packs loaded so far (:meth:`with_pack`), in load order."""
+        return self._loaded
+
+    def with_pack(self, name: str) -> Prompt:
+        """A copy of this prompt with the deferred pack ``name`` added (no mutation).
+
+        Its sections go after all others, its policies join the prompt-wide ones; params
+        and resources bound stay. Loading a loaded pack returns this prompt unchanged. A
+        name that is not a deferred pack raises :class:`~haversack.errors.PackLoadError`.
+        """
+        from .errors import PackLoadError
+
+        if name in self._loaded:
+            return self
+        pack = next((p for p in self._deferred if p.name == name), None)
+        if pack is None:
+            names = ", ".join(self.deferred_packs) or "none"
+            raise PackLoadError(
+                f"No deferred pack {name!r:.80} in prompt {self.ns}/{self.key}; the packs that "
+                f"can be loaded are: {names}.",
+                pack=name,
+            )
+        contributors = dict(self._contributors)
+        for section in pack.sections:
+            contributors[section.key] = pack.name
+        grown = Prompt(
+            ns=self.ns,
+            key=self.key,
+            name=self.name,
+            sections=(*self.sections, *pack.sections),
+            policies=(*self.policies, *pack.policies),
+            resources=self.resources,
+            contributors=contributors,
+            _pack_policies=(*self._pack_policies, *pack.policies),
+            _deferred=self._deferred,
+            _loaded=(*self._loaded, name),
+        )
+        grown._bound = dict(self._bound)
+        return grown
 
     # ------------------------------------------------------------------ queries
     @property

@@ -72,6 +72,7 @@ def compose(
     resources: ResourceRegistry | Mapping[type, object] | None = None,
     import_budget: float | None = None,
     workspace: str | os.PathLike[str] | None = None,
+    deferred: Sequence[str] = (),
 ) -> Prompt:
     """Build a :class:`~haversack.Prompt` from your sections plus every selected pack.
 
@@ -98,6 +99,13 @@ def compose(
     ``workspace`` is a project directory for the file tools (and a sandbox) to work on for
     real: it becomes the ``workspace`` option of every loaded pack whose options have such a
     field (over what a config file says), so the core needs to know no pack by name.
+
+    ``deferred`` names installed packs to load later: they are imported and checked now
+    (their names against everyone's, so a later load cannot clash) and their resources
+    bound, but their sections and tools stay out of the prompt. It lists them one line
+    each instead, with the core's ``load_pack`` tool; :meth:`ToolExecutor.load_pack`
+    (which that tool calls) adds one to a running executor. A deferred pack that is not
+    installed or cannot be loaded raises.
     """
     from haversack._bindings import as_registry
 
@@ -114,6 +122,7 @@ def compose(
         user_errors=True,
         import_budget=import_budget,
         workspace=workspace,
+        deferred=deferred,
     )
     loader.discover()
     loader.select(load=True)

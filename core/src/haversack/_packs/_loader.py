@@ -31,12 +31,15 @@ if TYPE_CHECKING:
     import pluggy
 
     from haversack._bindings import Binding
+    from haversack._deferred import DeferredPack, DeferredSection
     from haversack._policy import ToolPolicy
     from haversack._prompt import Prompt
 
 __all__ = ["ENV_STRICT", "PackLoader", "raise_conflicts"]
 
 ENV_STRICT = "HAVERSACK_STRICT"
+#: Who owns the core's own names (the ``load_pack`` tool and the list of deferred packs).
+CORE = "haversack"
 
 
 class PackLoader:
@@ -64,6 +67,7 @@ class PackLoader:
         tokens: bool = False,
         import_budget: float | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        deferred: Sequence[str] = (),
     ) -> None:
         self.file: FileConfig = load_config(config_file)
         self.strict = bool(
@@ -78,6 +82,10 @@ class PackLoader:
         #: A project directory for every pack whose options have a ``workspace`` field.
         self.workspace = None if workspace is None else os.path.abspath(workspace)
         self.tracer = Tracer(env_flag(ENV_TRACE))
+        #: Packs composed and checked but left out of the prompt until loaded.
+        self.deferred: tuple[str, ...] = _deferred_names(deferred)
+        if packs is not None and self.deferred:
+            packs = [*packs, *(n for n in self.deferred if n not in packs)]
         self.selection = Selection.resolve(
             packs=packs,
             exclude=exclude,
@@ -104,7 +112,16 @@ class PackLoader:
     def discover(self) -> None:
         """Find the installed packs; check the selection and the options against them."""
         self.candidates = scan()
-        self.problems = self.selection.unknown(self.candidates)
+        installed = {c.name for c in self.candidates}
+        unknown = [
+            f"Pack {name!r} is to be deferred, but no installed pack is called that"
+            f"{closest(name, installed)} (installed: {', '.join(sorted(installed)) or 'none'})."
+            for name in self.deferred
+            if name not in installed
+        ]
+        if unknown and (self.strict or self.user_errors):
+            raise PackConfigError(unknown[0] + _more(len(unknown) - 1))
+        self.problems = unknown + self.selection.unknown(self.candidates)
         self.options, option_problems = _options(self.file, self._config, self.candidates)
         self.problems += option_problems
         if (self.strict or self.user_errors) and self.problems:
@@ -180,7 +197,12 @@ class PackLoader:
     def check(self) -> None:
         """Find the clashes between contributors and choose one binding per resource type."""
         self.bindings, resource_conflicts = resolve_bindings(self.contributions)
-        self.conflicts.extend(find_conflicts(self.contributions))
+        everyone = self.contributions
+        if self.deferred:
+            self._check_deferred()
+            # The core's own load tool and listing claim their names like anyone's.
+            everyone = [*everyone, Contribution(CORE, CORE, sections=[self._listing()])]
+        self.conflicts.extend(find_conflicts(everyone))
         self.conflicts.extend(resource_conflicts)
 
     def compose(self, *, ns: str, key: str) -> Prompt:
@@ -200,7 +222,18 @@ class PackLoader:
         policies: list[ToolPolicy] = []
         theirs: list[ToolPolicy] = []
         contributors: dict[str, str] = {}
+        deferred: list[DeferredPack] = []
+        # A type someone loaded up front binds too is built up front, as always.
+        upfront = {
+            b.provides
+            for c in self.contributions
+            if c.name not in self.deferred
+            for b in c.bindings
+        }
         for c in self.contributions:
+            if c.name in self.deferred:
+                deferred.append(_deferred_pack(c, upfront))
+                continue
             own = list(c.sections)
             if c.tools:
                 loose = loose_section_key(c.name)
@@ -213,15 +246,32 @@ class PackLoader:
             for section in own:
                 contributors[section.key] = c.name
             sections.extend(own)
+        resources = ResourceRegistry.of(*self.bindings)
         try:
+            if deferred:
+                # Everything at once is checked now, so no later load can fail validation.
+                every_pack = {s.key: p.name for p in deferred for s in p.sections}
+                Prompt(
+                    ns=ns,
+                    key=key,
+                    sections=[*sections, *(s for p in deferred for s in p.sections)],
+                    policies=[*policies, *(q for p in deferred for q in p.policies)],
+                    resources=resources,
+                    contributors={**contributors, **every_pack},
+                    _pack_policies=[*theirs, *(q for p in deferred for q in p.policies)],
+                )
+                listing = self._listing(deferred)
+                contributors[listing.key] = CORE
+                sections.append(listing)
             return Prompt(
                 ns=ns,
                 key=key,
                 sections=sections,
                 policies=policies,
-                resources=ResourceRegistry.of(*self.bindings),
+                resources=resources,
                 contributors=contributors,
                 _pack_policies=theirs,
+                _deferred=deferred,
             )
         except PromptValidationError as exc:
             removed = self.removed.get(exc.tool_name or "")
@@ -242,6 +292,21 @@ class PackLoader:
         return PackReport(tuple(ordered), tuple(self.conflicts), tuple(self.problems))
 
     # ----------------------------------------------------------------------------- helpers
+    def _check_deferred(self) -> None:
+        """Every deferred pack must be loaded now, so that a later load cannot fail."""
+        loaded = {c.name for c in self.contributions}
+        for name in self.deferred:
+            if name in loaded:
+                continue
+            info = self.infos.get(name)
+            why = f"it is {info.status}: {info.reason}" if info else "it was not loaded"
+            raise PackLoadError(f"Pack {name!r} cannot be deferred: {why}", pack=name)
+
+    def _listing(self, packs: Sequence[DeferredPack] = ()) -> DeferredSection:
+        from haversack._deferred import DeferredSection, load_tool
+
+        return DeferredSection(packs, load_tool())
+
     def _collect(
         self, pm: pluggy.PluginManager, contribution: Contribution, source: Candidate | None
     ) -> None:
@@ -338,6 +403,30 @@ def raise_conflicts(report: PackReport) -> None:
     raise NameConflictError(
         message, kind=first.kind, name=first.name, contributors=first.contributors
     )
+
+
+def _deferred_names(names: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(names, str):
+        names = [names]
+    out: list[str] = []
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise PackConfigError(f"deferred= takes pack names, got {name!r}.")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _deferred_pack(c: Contribution, upfront: set[type]) -> DeferredPack:
+    from haversack._deferred import DeferredPack, summary_of
+    from haversack._section import Section
+
+    own = list(c.sections)
+    if c.tools:
+        key = loose_section_key(c.name)
+        own.append(Section(title=f"Tools from {c.name}", key=key, tools=c.tools))
+    later = tuple(b.provides for b in c.bindings if b.provides not in upfront)
+    return DeferredPack(c.name, summary_of(c.sections), tuple(own), tuple(c.policies), later)
 
 
 def _warn(message: str, *args: object) -> None:

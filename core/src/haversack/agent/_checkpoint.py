@@ -161,7 +161,8 @@ class Checkpoint:
     ``stop_reason`` is ``None`` while the run was still going, else how it ended. ``extra``
     is for the caller (``haversack run`` keeps its transcript records there). ``open_turn``
     is set when the checkpoint was written in the middle of a turn, while ``pending`` holds
-    the call a policy held for a human.
+    the call a policy held for a human. ``loaded_packs`` are the deferred packs the run had
+    loaded (in order), loaded again on resume.
     """
 
     task: str
@@ -180,6 +181,7 @@ class Checkpoint:
     workspace: WorkspaceData | None
     extra: dict[str, Any] = field(default_factory=dict)
     open_turn: OpenTurnData | None = None
+    loaded_packs: tuple[str, ...] = ()
 
     def answered(self) -> list[tuple[ToolCall, ToolResult[Any]]]:
         """The open turn's answered calls with their results (none without an open turn)."""

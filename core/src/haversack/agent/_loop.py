@@ -141,6 +141,7 @@ class Agent:
                 run.attach(executor)
                 if run.open_turn:
                     self._answer(executor, run, run.turns[-1].tool_calls, run.answered)
+                    run.follow(executor)
                 while run.next_turn():
                     started = time.perf_counter()
                     reply = self.provider.complete(
@@ -149,6 +150,7 @@ class Agent:
                     if run.record(reply, started):
                         break
                     self._answer(executor, run, reply.calls)
+                    run.follow(executor)
                 run.save(final=True)
         finally:
             self.provider.close()
@@ -220,6 +222,7 @@ class Agent:
                 run.attach(executor)
                 if run.open_turn:
                     await self._aanswer(executor, run, run.turns[-1].tool_calls, run.answered)
+                    run.follow(executor)
                 while run.next_turn():
                     started = time.perf_counter()
                     reply = await self.provider.acomplete(
@@ -228,6 +231,7 @@ class Agent:
                     if run.record(reply, started):
                         break
                     await self._aanswer(executor, run, reply.calls)
+                    run.follow(executor)
                 run.save(final=True)
         finally:
             await self.provider.aclose()
@@ -244,7 +248,7 @@ class Agent:
         calls, extra = self._split(made)
         results = list(answered)
         calls = calls[len(answered) :]
-        if not run_together(self.rendered, calls):
+        if not run_together(executor.rendered_prompt, calls):
             # In order, each held call answered before the next runs: a later call sees
             # exactly what an approved earlier one did.
             for call in calls:
@@ -328,6 +332,7 @@ class _Run:
         "prompt_digest",
         "restored",
         "resume",
+        "sent",
         "session",
         "stop",
         "streamed",
@@ -355,6 +360,7 @@ class _Run:
         self.executor: ToolExecutor | None = None
         provider = agent.provider
         self.tools = provider.tools(agent.rendered)
+        self.sent: RenderedPrompt = agent.rendered
         self.prompt_digest = _digest(agent.rendered.text, self.tools)
         # Everything a resume needs is parsed and checked before the session is touched.
         self.restored = [] if resume is None else self._check_resume(resume, session)
@@ -403,6 +409,14 @@ class _Run:
                 "holds state."
             )
         check_workspace(resume)
+        loadable = self.agent.rendered.prompt.deferred_packs
+        missing = [name for name in resume.loaded_packs if name not in loadable]
+        if missing:
+            raise CheckpointError(
+                f"The run had loaded the deferred pack {missing[0]!r}, which this prompt "
+                f"cannot load (deferred here: {', '.join(loadable) or 'none'}); resume with "
+                "the same packs and --defer options."
+            )
         return resolve_slices(resume)
 
     def _restore(self, resume: Checkpoint, restored: list[tuple[type, tuple[Any, ...]]]) -> None:
@@ -429,9 +443,20 @@ class _Run:
         if self.resume is not None:
             from ._checkpoint import restore_workspace
 
+            for name in self.resume.loaded_packs:
+                executor.load_pack(name)
+            self.follow(executor)
+
             # The workspace first: a workspace that does not match leaves the session as it was.
             restore_workspace(self.resume, self._filesystem())
             self._restore(self.resume, self.restored)
+
+    def follow(self, executor: ToolExecutor) -> None:
+        """Send the tools ``executor`` runs now: a deferred pack loaded adds its own from
+        the next turn on (the system text stays; the load's result gave its instructions)."""
+        if executor.rendered_prompt is not self.sent:
+            self.sent = executor.rendered_prompt
+            self.tools = self.agent.provider.tools(self.sent)
 
     def _filesystem(self) -> Any:
         from haversack.filesystem import Filesystem
@@ -488,6 +513,7 @@ class _Run:
                 workspace=workspace_data(self._filesystem()),
                 extra=dict(self.checkpoint_extra()) if self.checkpoint_extra else {},
                 open_turn=None if answered is None else open_turn_data(answered),
+                loaded_packs=self.executor.prompt.loaded_packs,
             ),
         )
 

@@ -15,6 +15,7 @@ __all__ = [
     "NS",
     "add_ask",
     "add_common",
+    "add_defer",
     "approval_policies",
     "compose_from",
     "require_resources",
@@ -63,6 +64,18 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_defer(parser: argparse.ArgumentParser) -> None:
+    """``--defer NAME`` (repeatable): a pack listed in one line, loaded when the model asks."""
+    parser.add_argument(
+        "--defer",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="compose this pack but only list it in one line; the model loads it with the "
+        "load_pack tool when it needs it (repeatable)",
+    )
+
+
 if TYPE_CHECKING:
     # Only for type checking: a TypedDict class costs a millisecond at start-up.
     class SelectionKwargs(TypedDict):
@@ -103,6 +116,7 @@ def compose_from(
         strict=args.strict,
         import_budget=import_budget,
         policies=policies,
+        deferred=tuple(getattr(args, "defer", ())),
         **selection_kwargs(args),
     )
 

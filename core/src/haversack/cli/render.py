@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from haversack.cli._common import compose_from
+from haversack.cli._common import add_defer, compose_from
 from haversack.cli._terminal import printable
 
 HELP = "print the composed prompt text"
@@ -13,6 +13,7 @@ HELP = "print the composed prompt text"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--json``: ``{"text": ..., "tools": [...]}``."""
+    add_defer(parser)
     parser.add_argument("--json", action="store_true", help="print JSON with text and tool names")
 
 

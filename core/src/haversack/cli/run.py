@@ -8,7 +8,14 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from haversack._interaction import Interaction
-from haversack.cli._common import KEY, NS, add_ask, approval_policies, selection_kwargs
+from haversack.cli._common import (
+    KEY,
+    NS,
+    add_ask,
+    add_defer,
+    approval_policies,
+    selection_kwargs,
+)
 from haversack.cli._terminal import printable
 
 if TYPE_CHECKING:
@@ -30,6 +37,7 @@ DEFAULT_TIMEOUT_S = 600.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The task, the model, approval and transcript options."""
+    add_defer(parser)
     parser.add_argument(
         "task", metavar="TASK", nargs="?", help="what the model should do (not with --resume)"
     )
@@ -115,7 +123,12 @@ def run(args: argparse.Namespace) -> int:
     resume = load_checkpoint(args.resume) if args.resume is not None else None
     policies = approval_policies(args)
     rendered = compose(
-        ns=NS, key=KEY, strict=args.strict, policies=policies, **selection_kwargs(args)
+        ns=NS,
+        key=KEY,
+        strict=args.strict,
+        policies=policies,
+        deferred=tuple(args.defer),
+        **selection_kwargs(args),
     ).render()
     out = _Output(sys.stdout)
     options: dict[str, Any] = {"base_url": args.base_url, "stream": not args.no_stream}

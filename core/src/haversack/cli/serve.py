@@ -6,7 +6,13 @@ import argparse
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from haversack.cli._common import add_ask, approval_policies, compose_from, require_resources
+from haversack.cli._common import (
+    add_ask,
+    add_defer,
+    approval_policies,
+    compose_from,
+    require_resources,
+)
 
 if TYPE_CHECKING:
     from haversack._prompt import Prompt
@@ -18,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--name``, ``--transport``, the HTTP options (host, port, token, origins), which
     tools need approval (``--ask``, ``--ask-writes``), how often to report progress and how
     long to wait for an approval."""
+    add_defer(parser)
     parser.add_argument("--name", default="haversack", help="server name shown to MCP clients")
     parser.add_argument(
         "--transport",

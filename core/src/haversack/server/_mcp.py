@@ -79,6 +79,8 @@ class _Connection:
 
         self.executor: ToolExecutor | None = None
         self.opening = anyio.Lock()
+        # The tools as listed to this connection, once a deferred pack it loaded grew them.
+        self.listed: tuple[RenderedPrompt, list[Any]] | None = None
 
 
 @dataclass
@@ -91,16 +93,28 @@ class _Served:
     validators: dict[str, Any] = field(default_factory=dict)
     budget: MemoryBudget | None = None
 
+    def current(self, ctx: Any) -> tuple[RenderedPrompt, list[Any]]:
+        """The prompt ``ctx``'s connection runs and its MCP tools: the served ones, or
+        more once the connection loaded a deferred pack (each connection loads its own)."""
+        state = _state(ctx)
+        executor = state.executor
+        if executor is None or executor.rendered_prompt is self.rendered:
+            return self.rendered, self.tools
+        listed = state.listed
+        if listed is None or listed[0] is not executor.rendered_prompt:
+            types = _import_mcp()
+            grown = executor.rendered_prompt
+            tools = [types.Tool.model_validate(item) for item in mcp_format.tools(grown)]
+            listed = state.listed = (grown, tools)
+        return listed
+
     async def executor_for(self, ctx: Any) -> ToolExecutor | str:
         """The executor of ``ctx``'s connection, opened lazily and closed with it; or why
         it could not be opened within the server's memory budget."""
         import anyio
 
-        # The SDK keeps per-connection state and teardown on the Connection (its exit stack
-        # is "where per-connection cleanup belongs"), reachable from a handler only via the
-        # request's session.
         connection = ctx.session._connection
-        state: _Connection = connection.state.setdefault(_STATE_KEY, _Connection())
+        state = _state(ctx)
         async with state.opening:
             if state.executor is None:
                 budget = self.budget
@@ -143,6 +157,14 @@ class _Served:
             self.validators[tool.name] = validator
         error = next(iter(validator.iter_errors(structured)), None)
         return None if error is None else error.message
+
+
+def _state(ctx: Any) -> _Connection:
+    # The SDK keeps per-connection state and teardown on the Connection (its exit stack is
+    # "where per-connection cleanup belongs"), reachable from a handler only via the
+    # request's session.
+    state: _Connection = ctx.session._connection.state.setdefault(_STATE_KEY, _Connection())
+    return state
 
 
 @asynccontextmanager
@@ -208,7 +230,7 @@ def _build(
         yield served
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=served.current(ctx)[1])
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -217,10 +239,11 @@ def _build(
                 message="This server keeps a session (plans, workspace) per MCP session; "
                 "connect with the initialize handshake (protocol 2025-11-25 or earlier).",
             )
-        tool = rendered.tool(params.name) if isinstance(params.name, str) else None
+        current = served.current(ctx)[0]
+        tool = current.tool(params.name) if isinstance(params.name, str) else None
         if tool is None:
             # The specification answers an unknown tool with a protocol error, not a result.
-            names = ", ".join(t.name for t in rendered.tools) or "none"
+            names = ", ".join(t.name for t in current.tools) or "none"
             raise MCPError(
                 code=INVALID_PARAMS,
                 message=f"Unknown tool: {params.name!r}. Available tools: {names}.",
@@ -235,6 +258,11 @@ def _build(
             result = await _execute(executor, tool, params.name, arguments, opts, channel)
             if not result.success and isinstance(result.value, PendingApproval):
                 result = await _settle_held(ctx, executor, tool, result.value, opts, channel)
+        if executor.rendered_prompt is not current:
+            # A deferred pack was loaded: the client lists the tools again.
+            await ctx.session.send_notification(
+                types.ToolListChangedNotification(), related_request_id=ctx.request_id
+            )
         return types.CallToolResult.model_validate(_call_result(served, tool, result))
 
     async def on_list_prompts(ctx: Any, params: Any) -> Any:
@@ -275,7 +303,23 @@ def _build(
         on_get_prompt=on_get_prompt,
     )
     server.add_request_handler("server/discover", RequestParams, no_discover)
+    if prompt.deferred_packs:
+        _announce_list_changed(server)
     return server
+
+
+def _announce_list_changed(server: Any) -> None:
+    """Declare ``tools.listChanged``: loading a deferred pack changes the tool list."""
+    from mcp.server.lowlevel.server import NotificationOptions
+
+    declared = server.get_capabilities
+
+    def get_capabilities(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+        options = notification_options or NotificationOptions()
+        options.tools_changed = True
+        return declared(options, *args, **kwargs)
+
+    server.get_capabilities = get_capabilities
 
 
 def _server_class() -> Any:
