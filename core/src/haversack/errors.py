@@ -26,6 +26,7 @@ A tool failing at run time never raises into the evaluation: the executor turns 
     ├── ResourceError (LookupError)                 a resource is unbound or cannot be built
     ├── ApprovalError (LookupError)                 resume() named no call awaiting approval
     ├── CheckpointError                             a checkpoint cannot be written or resumed
+    ├── InteractionError                            a tool's question to the user got no answer
     ├── ProviderError                               a model provider is misconfigured or failed
     └── PackError                                   a tool pack cannot be used
         ├── PackLoadError                           import, hook or compatibility failure
